@@ -1,0 +1,381 @@
+"""Reading and writing meshes: OBJ by our own reader/writer, other formats through meshio.
+
+The OBJ reader understands the UC Berkeley Garment Library / ARCSim files: per-corner ``vt``
+rest coordinates, the ``X-m.obj`` (material space) / ``X-w.obj`` (world space) pairs whose
+panels are sewn by merging coincident vertices, and ARCSim-only lines (``vv``, ``t``, ``nl``,
+``ny``, ...) that are skipped. Coordinates are taken as metres whatever a file's comments say;
+axes are left as they are (use :meth:`Mesh.transformed` to turn a y-up file z-up).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from isocloth.mesh.mesh import Mesh, MeshError
+
+__all__ = ["read_mesh", "write_mesh", "merged_vertices", "REST_MODES"]
+
+REST_MODES = ("auto", "vt", "m", "geometry")
+#: merge tolerance [m] used for ``-w.obj`` files when none is given
+W_FILE_MERGE_TOLERANCE = 0.01
+_TRIANGLE_ONLY = (".stl", ".off")  # formats written with quads split along their 0-2 diagonal
+
+
+# ------------------------------------------------------------------- OBJ read
+def _index(token: str, count: int, what: str, where: str) -> int:
+    i = int(token)
+    if i > 0 and i <= count:
+        return i - 1
+    if i < 0 and -i <= count:
+        return count + i
+    raise MeshError(f"{where}: {what} index {i} is outside 1..{count} (or -1..-{count}); "
+                    f"fix the face in the file")
+
+
+def _parse_obj(path: Path):
+    """Vertices (n, 3), vt (m, 2) and the faces as lists of (vertex, vt) index pairs."""
+    verts: list[list[float]] = []
+    uvs: list[list[float]] = []
+    faces: list[tuple[list[int], list[int]]] = []
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        for lineno, line in enumerate(fh, 1):
+            tok = line.split()
+            if not tok:
+                continue
+            key = tok[0]
+            where = f"{path}:{lineno}"
+            try:
+                if key == "v":
+                    verts.append([float(t) for t in tok[1:4]])
+                    if len(verts[-1]) != 3:
+                        raise MeshError(f"{where}: vertex line needs 3 coordinates: {line.strip()!r}")
+                elif key == "vt":
+                    uv = [float(t) for t in tok[1:3]]
+                    uvs.append(uv + [0.0] * (2 - len(uv)))
+                elif key == "f":
+                    vi, ti = [], []
+                    for corner in tok[1:]:
+                        parts = corner.split("/")
+                        vi.append(_index(parts[0], len(verts), "vertex", where))
+                        has_t = len(parts) > 1 and parts[1] != ""
+                        ti.append(_index(parts[1], len(uvs), "vt", where) if has_t else -1)
+                    if len(vi) < 3:
+                        raise MeshError(f"{where}: face with {len(vi)} corners; a face needs at "
+                                        f"least 3: remove the line")
+                    faces.append((vi, ti))
+            except ValueError as exc:
+                if isinstance(exc, MeshError):
+                    raise
+                raise MeshError(f"{where}: cannot read {line.strip()!r} ({exc}); fix the line") from exc
+    v = np.array(verts, dtype=np.float64).reshape(-1, 3)
+    vt = np.array(uvs, dtype=np.float64).reshape(-1, 2)
+    return v, vt, faces
+
+
+def _split_faces(faces):
+    """Triangles (t, 3), quads (q, 4) and their vt indices (-1 where missing); polygons with
+    more than 4 corners are fan-triangulated."""
+    tri, tri_t, quad, quad_t = [], [], [], []
+    for vi, ti in faces:
+        k = len(vi)
+        if k == 3:
+            tri.append(vi)
+            tri_t.append(ti)
+        elif k == 4:
+            quad.append(vi)
+            quad_t.append(ti)
+        else:
+            for j in range(1, k - 1):
+                tri.append([vi[0], vi[j], vi[j + 1]])
+                tri_t.append([ti[0], ti[j], ti[j + 1]])
+
+    def arr(x, k):
+        return np.array(x, dtype=np.int64).reshape(-1, k)
+
+    return arr(tri, 3), arr(tri_t, 3), arr(quad, 4), arr(quad_t, 4)
+
+
+def _sibling_m(path: Path) -> Path | None:
+    if path.name.endswith("-w.obj"):
+        return path.with_name(path.name[: -len("-w.obj")] + "-m.obj")
+    return None
+
+
+def _rest_from_m(path: Path, n: int, tri: np.ndarray, quad: np.ndarray):
+    m_path = _sibling_m(path)
+    if m_path is None or not m_path.exists():
+        raise MeshError(f"rest='m' needs a material-space file next to {path.name} "
+                        f"(X-w.obj -> X-m.obj); {m_path or 'no -w.obj name'} not found")
+    mv, _, mfaces = _parse_obj(m_path)
+    mtri, _, mquad, _ = _split_faces(mfaces)
+    if mv.shape[0] != n or not (np.array_equal(mtri, tri) and np.array_equal(mquad, quad)):
+        raise MeshError(f"{m_path.name} does not match {path.name}: {mv.shape[0]} vs {n} vertices, "
+                        f"{len(mtri)}+{len(mquad)} vs {len(tri)}+{len(quad)} faces with equal "
+                        f"indices needed; use rest='vt' or rest='geometry'")
+    return mv[tri], mv[quad]
+
+
+def _read_obj(path: Path, rest: str):
+    v, vt, faces = _parse_obj(path)
+    if not faces:
+        raise MeshError(f"{path}: no faces ('f' lines); a cloth mesh needs triangles or quads")
+    tri, tri_t, quad, quad_t = _split_faces(faces)
+    all_vt = bool((tri_t >= 0).all() and (quad_t >= 0).all())
+    if rest == "auto":
+        m_path = _sibling_m(path)
+        if m_path is not None and m_path.exists():
+            rest = "m"
+        elif path.name.endswith("-m.obj"):
+            rest = "geometry"  # material-space panels: the geometry is the rest shape
+        else:
+            rest = "vt" if all_vt else "geometry"
+    rest_tri = rest_quad = None
+    if rest == "vt":
+        if not all_vt:
+            f = int(np.flatnonzero(np.concatenate([(tri_t < 0).any(1), (quad_t < 0).any(1)]))[0])
+            raise MeshError(f"{path}: rest='vt' but face {f} has a corner without a vt index; "
+                            f"use rest='geometry'")
+        uvw = np.concatenate([vt, np.zeros((vt.shape[0], 1))], axis=1)
+        rest_tri, rest_quad = uvw[tri_t], uvw[quad_t]
+    elif rest == "m":
+        rest_tri, rest_quad = _rest_from_m(path, v.shape[0], tri, quad)
+    return v, tri, quad, rest_tri, rest_quad
+
+
+# ----------------------------------------------------------- other formats
+def _read_other(path: Path):
+    errors = []
+    try:
+        import meshio
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            m = meshio.read(path)
+        pts = np.asarray(m.points, dtype=np.float64)
+        tri, quad = [], []
+        for block in m.cells:
+            data = np.asarray(block.data, dtype=np.int64)
+            if block.type == "triangle":
+                tri.append(data)
+            elif block.type == "quad":
+                quad.append(data)
+            elif block.type == "polygon" and data.ndim == 2 and data.shape[1] > 4:
+                k = data.shape[1]
+                tri += [data[:, [0, j, j + 1]] for j in range(1, k - 1)]
+        if tri or quad:
+            return pts, tri, quad
+        errors.append("meshio: no triangle or quad cells")
+    except Exception as exc:  # noqa: BLE001 - any reader failure falls back to trimesh
+        errors.append(f"meshio: {exc}")
+    try:
+        import trimesh
+
+        tm = trimesh.load(path, force="mesh", process=False)
+        return np.asarray(tm.vertices, dtype=np.float64), [np.asarray(tm.faces, dtype=np.int64)], []
+    except Exception as exc:  # noqa: BLE001
+        errors.append(f"trimesh: {exc}")
+    raise MeshError(f"cannot read mesh {path} ({'; '.join(errors)}); convert it to OBJ or PLY")
+
+
+# --------------------------------------------------------------- merging
+def merged_vertices(vertices: np.ndarray, tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clusters of vertices closer than ``tolerance`` (transitively), for sewing panels.
+
+    Parameters
+    ----------
+    vertices : (n, 3) float64 [m]
+    tolerance : float
+        Merge distance [m], >= 0 (pairs at distance <= tolerance are joined).
+
+    Returns
+    -------
+    new_vertices : (m, 3) float64
+        The mean position of each cluster, clusters ordered by their smallest old index.
+    old_to_new : (n,) int64
+        Cluster index of every old vertex.
+
+    Raises
+    ------
+    MeshError
+        For a negative or non-finite tolerance.
+    """
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+    from scipy.spatial import cKDTree
+
+    if not (np.isfinite(tolerance) and tolerance >= 0):
+        raise MeshError(f"merge tolerance must be a finite length >= 0 m, got {tolerance}")
+    n = vertices.shape[0]
+    pairs = cKDTree(vertices).query_pairs(tolerance, output_type="ndarray")
+    graph = coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    # renumber clusters by their smallest member so that the order follows the file
+    first = np.full(label.max() + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, label, np.arange(n))
+    rank = np.empty_like(first)
+    rank[np.argsort(first, kind="stable")] = np.arange(first.size)
+    old_to_new = rank[label].astype(np.int64)
+    counts = np.bincount(old_to_new, minlength=first.size)
+    new = np.stack([np.bincount(old_to_new, vertices[:, c], first.size) for c in range(3)], 1)
+    return new / counts[:, None], old_to_new
+
+
+def _sewn(v, tri, quad, tolerance):
+    """Merge close vertices, remap the faces and drop vertices no face uses."""
+    v, old_to_new = merged_vertices(v, tolerance)
+    tri, quad = old_to_new[tri], old_to_new[quad]
+    used = np.unique(np.concatenate([tri.ravel(), quad.ravel()]))
+    remap = np.full(v.shape[0], -1, dtype=np.int64)
+    remap[used] = np.arange(used.size)
+    return v[used], remap[tri], remap[quad]
+
+
+# ------------------------------------------------------------------ public
+def read_mesh(path: str | os.PathLike, *, rest: str = "auto", merge_tolerance: float | None = None,
+              name: str | None = None) -> Mesh:
+    """Read a cloth mesh from a file.
+
+    OBJ files are parsed here: ``v``, ``vt`` and ``f`` lines (1-based or negative relative
+    indices, ``v``, ``v/vt``, ``v//vn``, ``v/vt/vn`` corners; triangles and quads kept,
+    larger polygons fan-triangulated); all other lines are skipped. Other formats (PLY, STL,
+    OFF, VTK, ...) are read by meshio (trimesh as fallback), keeping quads.
+
+    Parameters
+    ----------
+    path : str or path-like
+    rest : {"auto", "vt", "m", "geometry"}
+        Rest (material) shape of an OBJ file. "vt": per-corner rest positions (u, v, 0) [m]
+        from the ``vt`` of each face corner. "m": per-corner rest positions from the
+        material-space file ``X-m.obj`` next to ``X-w.obj`` (same vertex count and faces).
+        "geometry": the file's positions. "auto": "m" for an ``X-w.obj`` with an ``X-m.obj``
+        beside it (the ``vt`` of Garment Library ``-w``/``-m`` files may be texture
+        coordinates in [0, 1], not metres), "geometry" for an ``X-m.obj`` (material space
+        already), else "vt" when every face corner has a ``vt``, else "geometry". Non-OBJ
+        files always use "geometry".
+    merge_tolerance : float, optional
+        Sew panels: merge vertices at most this far apart [m] (clusters joined transitively,
+        placed at their mean), remap the faces and drop unused vertices. Per-corner rest
+        data survive. Default: 0.01 m for files named ``*-w.obj``, no merging otherwise.
+    name : str, optional
+        Mesh name; default the file name without extension.
+
+    Returns
+    -------
+    Mesh
+
+    Raises
+    ------
+    FileNotFoundError
+        If the file does not exist.
+    MeshError
+        For an unknown rest mode, unreadable lines or files, bad indices, a missing or
+        mismatched ``-m.obj``, or ``rest="vt"`` with corners lacking ``vt``.
+    """
+    path = Path(path)
+    if rest not in REST_MODES:
+        raise MeshError(f"rest must be one of {REST_MODES}, got {rest!r}")
+    if not path.exists():
+        raise FileNotFoundError(f"mesh file {path} not found")
+    rest_tri = rest_quad = None
+    if path.suffix.lower() == ".obj":
+        v, tri, quad, rest_tri, rest_quad = _read_obj(path, rest)
+    else:
+        v, tris, quads = _read_other(path)
+        if v.ndim == 2 and v.shape[1] == 2:
+            v = np.concatenate([v, np.zeros((v.shape[0], 1))], axis=1)
+        tri = np.concatenate(tris).reshape(-1, 3) if tris else np.zeros((0, 3), np.int64)
+        quad = np.concatenate(quads).reshape(-1, 4) if quads else np.zeros((0, 4), np.int64)
+    if merge_tolerance is None and path.name.endswith("-w.obj"):
+        merge_tolerance = W_FILE_MERGE_TOLERANCE
+    if merge_tolerance is not None:
+        v, tri, quad = _sewn(v, tri, quad, float(merge_tolerance))
+    return Mesh(v, tri, quad, rest_triangle_corners=rest_tri, rest_quad_corners=rest_quad,
+                name=name or path.stem)
+
+
+def _flat_rest_uv(mesh: Mesh):
+    """Per-corner 2-D rest coordinates when the rest shape lies in a coordinate plane
+    (z = 0, y = 0 or x = 0, in that order of preference), else None."""
+    if mesh.rest_vertices is None and not mesh.has_per_corner_rest:
+        return None
+    tri_c, quad_c = mesh.rest_corners
+    allc = np.concatenate([tri_c.reshape(-1, 3), quad_c.reshape(-1, 3)])
+    for zero, keep in ((2, [0, 1]), (1, [0, 2]), (0, [1, 2])):
+        if not allc[:, zero].any():
+            return tri_c[..., keep], quad_c[..., keep]
+    return None
+
+
+def _fmt(a: np.ndarray) -> str:
+    return "\n".join(" ".join(repr(float(x)) for x in row) for row in a)
+
+
+def write_mesh(path: str | os.PathLike, mesh: Mesh, positions: np.ndarray | None = None) -> None:
+    """Write a mesh; OBJ by our writer, other formats (PLY, VTK, STL, ...) through meshio.
+
+    OBJ: ``v`` lines with the shortest exact decimal form of each float64, so reading the
+    file gives bit-identical positions; triangles, then quads. When the rest shape is flat
+    and lies in a coordinate plane (z = 0: (x, y); y = 0: (x, z); x = 0: (y, z)) and differs
+    from the positions (``rest_vertices`` or per-corner rest given), one ``vt`` per face
+    corner stores it, which :func:`read_mesh` turns back into per-corner rest positions
+    (the same metric). Other rest shapes are not stored. PLY is written binary with double
+    coordinates (exact); STL (float32) and OFF get the faces triangulated.
+
+    Parameters
+    ----------
+    path : str or path-like
+    mesh : Mesh
+    positions : (n, 3) float64 [m], optional
+        Positions to write instead of ``mesh.vertices``.
+
+    Raises
+    ------
+    MeshError
+        If ``positions`` has the wrong shape or is not finite, or meshio cannot write the
+        format.
+    """
+    path = Path(path)
+    x = mesh.vertices if positions is None else np.asarray(positions, dtype=np.float64)
+    if x.shape != mesh.vertices.shape or not np.isfinite(x).all():
+        raise MeshError(f"positions must be finite with shape {mesh.vertices.shape}; got {x.shape}")
+    if path.suffix.lower() == ".obj":
+        _write_obj(path, mesh, x)
+        return
+    import meshio
+
+    ext = path.suffix.lower()
+    if ext in _TRIANGLE_ONLY:
+        cells = [("triangle", mesh.triangulated_faces().astype(np.int32))]
+    else:
+        cells = [(k, f.astype(np.int32)) for k, f in (("triangle", mesh.triangles), ("quad", mesh.quads))
+                 if len(f)]
+    kwargs = {"binary": True} if ext in (".ply", ".stl") else {}
+    try:
+        meshio.write(path, meshio.Mesh(np.ascontiguousarray(x, dtype=np.float64), cells), **kwargs)
+    except Exception as exc:  # noqa: BLE001
+        raise MeshError(f"cannot write {path} ({exc}); use .obj or .ply") from exc
+
+
+def _write_obj(path: Path, mesh: Mesh, x: np.ndarray) -> None:
+    uv = _flat_rest_uv(mesh)
+    lines = [f"# isocloth mesh {mesh.name!r}: {mesh.node_count} vertices, {mesh.triangle_count} "
+             f"triangles, {mesh.quad_count} quads; units m"]
+    if x.shape[0]:
+        lines.append("\n".join("v " + r for r in _fmt(x).split("\n")))
+    k = 0
+    face_lines = []
+    for faces, corners in zip((mesh.triangles, mesh.quads), uv or (None, None)):
+        if uv is not None and len(faces):
+            lines.append("\n".join("vt " + r for r in _fmt(corners.reshape(-1, 2)).split("\n")))
+        for row in faces:
+            if uv is None:
+                face_lines.append("f " + " ".join(str(i + 1) for i in row))
+            else:
+                face_lines.append("f " + " ".join(f"{i + 1}/{k + j + 1}" for j, i in enumerate(row)))
+                k += len(row)
+    lines.append("\n".join(face_lines))
+    path.write_text("\n".join(s for s in lines if s) + "\n", encoding="utf-8")

@@ -1,0 +1,364 @@
+"""Mesh validation: a report of sizes, topology and defects, and a checker that raises.
+
+Faces are numbered triangles first, then quads (see :mod:`isocloth.mesh.topology`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from isocloth.mesh import topology
+from isocloth.mesh.mesh import Mesh, MeshError
+
+__all__ = [
+    "MeshReport",
+    "validate_mesh",
+    "check_mesh",
+    "NonManifoldEdgeError",
+    "DegenerateFaceError",
+    "DuplicateFaceError",
+    "UnusedVertexError",
+    "InconsistentOrientationError",
+    "DEGENERATE_AREA",
+]
+
+#: elements with rest or current area below this [m²] are degenerate
+DEGENERATE_AREA = 1e-14
+_SHOW = 3  # offending elements named in a message
+
+
+class NonManifoldEdgeError(MeshError):
+    """An edge is shared by more than two faces."""
+
+
+class DegenerateFaceError(MeshError):
+    """A face repeats a node or has (almost) zero rest or current area."""
+
+
+class DuplicateFaceError(MeshError):
+    """Two faces use the same set of nodes."""
+
+
+class UnusedVertexError(MeshError):
+    """A vertex belongs to no face."""
+
+
+class InconsistentOrientationError(MeshError):
+    """Two faces traverse their shared edge in the same direction."""
+
+
+def _ints(shape) -> np.ndarray:
+    return np.zeros(shape, dtype=np.int64)
+
+
+@dataclass(frozen=True, eq=False)
+class MeshReport:
+    """Sizes, topology and defects of a mesh (from :func:`validate_mesh`).
+
+    Attributes
+    ----------
+    name : str
+    node_count, triangle_count, quad_count, edge_count : int
+    boundary_loop_lengths : tuple of int
+        Nodes per boundary loop, longest first.
+    euler_characteristic : int
+        V − E + F over used nodes.
+    corner_count : int
+        Number of :func:`~isocloth.mesh.topology.corner_nodes` at ``corner_angle_deg``.
+    corner_angle_deg : float
+    rest_area, current_area : float
+        Total element areas [m²] of the rest shape and of the vertices.
+    per_corner_rest : bool
+        Whether the rest shape is given per element corner.
+    non_manifold_edges : (k, 2) int64
+        Edges shared by more than two faces; ``non_manifold_edge_faces`` lists their faces.
+    degenerate_faces : (k,) int64
+        Faces with a repeated node or rest/current area < ``DEGENERATE_AREA``;
+        ``degenerate_reasons`` says which.
+    duplicate_faces : (k, 2) int64
+        Pairs (first, other) of faces with the same node set.
+    unused_vertices : (k,) int64
+        Vertices of no face.
+    inconsistent_orientation : (k, 2) int64
+        Edges ``(a, b)`` that two faces both traverse as ``a -> b``; the faces are in
+        ``inconsistent_orientation_faces`` (k, 2).
+    non_manifold_vertices : (k,) int64
+        Vertices whose faces form several separate fans ("bow-tie"); a warning only.
+    """
+
+    name: str
+    node_count: int
+    triangle_count: int
+    quad_count: int
+    edge_count: int
+    boundary_loop_lengths: tuple[int, ...]
+    euler_characteristic: int
+    corner_count: int
+    corner_angle_deg: float
+    rest_area: float
+    current_area: float
+    per_corner_rest: bool = False
+    non_manifold_edges: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
+    non_manifold_edge_faces: tuple[tuple[int, ...], ...] = ()
+    degenerate_faces: np.ndarray = field(default_factory=lambda: _ints(0))
+    degenerate_reasons: tuple[str, ...] = ()
+    duplicate_faces: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
+    unused_vertices: np.ndarray = field(default_factory=lambda: _ints(0))
+    inconsistent_orientation: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
+    inconsistent_orientation_faces: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
+    non_manifold_vertices: np.ndarray = field(default_factory=lambda: _ints(0))
+
+    @property
+    def ok(self) -> bool:
+        """True when there is no defect (non-manifold vertices are only a warning)."""
+        return not (len(self.non_manifold_edges) or len(self.degenerate_faces)
+                    or len(self.duplicate_faces) or len(self.unused_vertices)
+                    or len(self.inconsistent_orientation))
+
+    # ------------------------------------------------------------- messages
+    def _face(self, f: int) -> str:
+        f = int(f)
+        t = self.triangle_count
+        return f"face {f} (triangle {f})" if f < t else f"face {f} (quad {f - t})"
+
+    def _errors(self) -> list[tuple[type[MeshError], str]]:
+        out: list[tuple[type[MeshError], str]] = []
+        k = len(self.degenerate_faces)
+        if k:
+            items = [f"{self._face(f)}: {r}" for f, r in zip(self.degenerate_faces, self.degenerate_reasons)]
+            out.append((DegenerateFaceError, f"{_count(k, 'degenerate face')}: {_few(items)}: "
+                        "remove these faces or fix their nodes"))
+        k = len(self.duplicate_faces)
+        if k:
+            items = [f"{self._face(a)} and {self._face(b)}" for a, b in self.duplicate_faces]
+            out.append((DuplicateFaceError, f"{_count(k, 'duplicate face pair')} (same nodes): "
+                        f"{_few(items)}: remove one face of each pair"))
+        k = len(self.non_manifold_edges)
+        if k:
+            items = [f"edge {a}–{b} (shared by {len(fs)} faces: {', '.join(map(str, fs))})"
+                     for (a, b), fs in zip(self.non_manifold_edges, self.non_manifold_edge_faces)]
+            out.append((NonManifoldEdgeError, f"{_count(k, 'non-manifold edge')}: {_few(items)}: "
+                        "split or remove the extra faces"))
+        k = len(self.inconsistent_orientation)
+        if k:
+            items = [f"edge {a}→{b} (faces {f} and {g} both traverse it in this direction)"
+                     for (a, b), (f, g) in zip(self.inconsistent_orientation,
+                                               self.inconsistent_orientation_faces)]
+            out.append((InconsistentOrientationError,
+                        f"{_count(k, 'inconsistently oriented edge')}: {_few(items)}: reverse the "
+                        "node order of the flipped faces so that neighbours traverse shared edges "
+                        "in opposite directions"))
+        k = len(self.unused_vertices)
+        if k:
+            items = [str(int(i)) for i in self.unused_vertices]
+            out.append((UnusedVertexError, f"{_count(k, 'unused vertex', 'unused vertices')} "
+                        f"(in no face): {_few(items)}: delete them from the mesh file "
+                        "(read_mesh(path, merge_tolerance=0.0) drops unused vertices)"))
+        return out
+
+    def defects(self) -> list[str]:
+        """One human-readable message per kind of defect (empty when :attr:`ok`)."""
+        return [msg for _, msg in self._errors()]
+
+    def warnings(self) -> list[str]:
+        """Messages about features that are allowed but worth knowing (bow-tie vertices)."""
+        k = len(self.non_manifold_vertices)
+        if not k:
+            return []
+        items = [str(int(i)) for i in self.non_manifold_vertices]
+        return [f"{_count(k, 'non-manifold vertex', 'non-manifold vertices')} (faces around it "
+                f"form separate fans): {_few(items)}: split the vertex if the fans should be apart"]
+
+    def to_text(self) -> str:
+        """A multi-line summary (as printed by ``isocloth info MESH``)."""
+        loops = self.boundary_loop_lengths
+        lines = [
+            f"mesh {self.name!r}: {self.node_count} vertices, {self.triangle_count} triangles, "
+            f"{self.quad_count} quads, {self.edge_count} edges",
+            f"boundary loops: {len(loops)}" + (f" (lengths {', '.join(map(str, loops))})" if loops else ""),
+            f"Euler characteristic: {self.euler_characteristic}",
+            f"corners (boundary turning >= {self.corner_angle_deg:g} deg): {self.corner_count}",
+            f"rest area: {self.rest_area:.6g} m^2"
+            + (" (per-corner rest shape)" if self.per_corner_rest else "")
+            + f"; current area: {self.current_area:.6g} m^2",
+        ]
+        defects = self.defects()
+        lines.append("defects: none" if not defects else "defects:")
+        lines += [f"  - {d}" for d in defects]
+        lines += [f"warning: {w}" for w in self.warnings()]
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+
+def _count(k: int, singular: str, plural: str | None = None) -> str:
+    return f"{k} {singular if k == 1 else (plural or singular + 's')}"
+
+
+def _few(items: list[str]) -> str:
+    head = "; ".join(items[:_SHOW])
+    return head + (f"; and {len(items) - _SHOW} more" if len(items) > _SHOW else "")
+
+
+# ---------------------------------------------------------------- analysis
+def _corner_half_edges(mesh: Mesh):
+    """Per corner: node, and the corner that follows it in its face; plus corner -> face."""
+    t, q = mesh.triangle_count, mesh.quad_count
+    tri_c = np.arange(3 * t).reshape(t, 3)
+    quad_c = 3 * t + np.arange(4 * q).reshape(q, 4)
+    node = np.concatenate([mesh.triangles.ravel(), mesh.quads.ravel()])
+    nxt = np.concatenate([np.roll(tri_c, -1, 1).ravel(), np.roll(quad_c, -1, 1).ravel()])
+    face = np.concatenate([np.repeat(np.arange(t), 3), np.repeat(np.arange(t, t + q), 4)])
+    return node, nxt, face
+
+
+def _non_manifold_vertices(mesh: Mesh, node, nxt, face) -> np.ndarray:
+    """Vertices whose incident corners fall into several fans linked by 2-face edges."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    c0 = np.flatnonzero(node != node[nxt])
+    c1 = nxt[c0]
+    a, b = node[c0], node[c1]
+    n = max(mesh.node_count, 1)
+    key = np.minimum(a, b) * n + np.maximum(a, b)
+    order = np.argsort(key, kind="stable")
+    ks = key[order]
+    _, first, counts = np.unique(ks, return_index=True, return_counts=True)
+    pair = first[counts == 2]
+    h1, h2 = order[pair], order[pair + 1]
+    same = a[h1] == a[h2]  # same direction: start matches start
+    s1, e1, s2, e2 = c0[h1], c1[h1], c0[h2], c1[h2]
+    link_a = np.stack([s1, np.where(same, s2, e2)], 1)
+    link_b = np.stack([e1, np.where(same, e2, s2)], 1)
+    links = np.concatenate([link_a, link_b])
+    m = node.size
+    graph = coo_matrix((np.ones(len(links)), (links[:, 0], links[:, 1])), shape=(m, m))
+    _, label = connected_components(graph, directed=False)
+    fans = np.unique(node * max(m, 1) + label) // max(m, 1)  # one entry per (node, fan)
+    per_node = np.bincount(fans, minlength=mesh.node_count)
+    return np.flatnonzero(per_node > 1).astype(np.int64)
+
+
+def _degenerate(mesh: Mesh) -> tuple[np.ndarray, tuple[str, ...]]:
+    repeated = np.concatenate([(np.diff(np.sort(f, axis=1), axis=1) == 0).any(axis=1)
+                               for f in (mesh.triangles, mesh.quads)])
+    rest = topology.rest_element_areas(mesh) < DEGENERATE_AREA
+    cur = topology.element_areas(mesh) < DEGENERATE_AREA
+    bad = np.flatnonzero(repeated | rest | cur)
+    reasons = []
+    t = mesh.triangle_count
+    for f in bad:
+        nodes = (mesh.triangles[f] if f < t else mesh.quads[f - t]).tolist()
+        why = [w for w, flag in (("repeated node", repeated[f]), ("zero rest area", rest[f]),
+                                 ("zero current area", cur[f])) if flag]
+        reasons.append(f"nodes {nodes}, {' and '.join(why)}")
+    return bad.astype(np.int64), tuple(reasons)
+
+
+def _duplicates(mesh: Mesh) -> np.ndarray:
+    out = []
+    for faces, offset in ((mesh.triangles, 0), (mesh.quads, mesh.triangle_count)):
+        if len(faces) < 2:
+            continue
+        _, inv, counts = np.unique(np.sort(faces, axis=1), axis=0, return_inverse=True,
+                                   return_counts=True)
+        inv = inv.ravel()
+        order = np.argsort(inv, kind="stable")  # members of a group are consecutive, ascending
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])[inv[order]]
+        is_dup = np.arange(order.size) != first
+        out += list(zip((order[first[is_dup]] + offset).tolist(), (order[is_dup] + offset).tolist()))
+    return np.array(sorted(out), dtype=np.int64).reshape(-1, 2)
+
+
+def validate_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
+    """Sizes, topology and all defects of a mesh; never raises for defects.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    corner_angle_deg : float
+        Turning angle [deg] for counting corners (see
+        :func:`~isocloth.mesh.topology.corner_nodes`).
+
+    Returns
+    -------
+    MeshReport
+    """
+    edge_nodes, inverse, counts, start, end, face = topology._edge_table(mesh)
+    # faces per non-manifold edge
+    bad_edges = np.flatnonzero(counts > 2)
+    nm_faces = []
+    if bad_edges.size:
+        order = np.argsort(inverse, kind="stable")
+        bounds = np.concatenate([[0], np.cumsum(counts)])
+        nm_faces = [tuple(int(f) for f in face[order[bounds[e]:bounds[e + 1]]]) for e in bad_edges]
+    # same-direction traversal of 2-face edges
+    order = np.argsort(inverse, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(counts)])[:-1]
+    two = np.flatnonzero(counts == 2)
+    h1, h2 = order[bounds[two]], order[bounds[two] + 1]
+    flipped = start[h1] == start[h2]
+    incon = np.stack([start[h1][flipped], end[h1][flipped]], 1)
+    incon_faces = np.stack([face[h1][flipped], face[h2][flipped]], 1)
+    used = topology.used_nodes(mesh)
+    unused = np.setdiff1d(np.arange(mesh.node_count), used)
+    degenerate, reasons = _degenerate(mesh)
+    return MeshReport(
+        name=mesh.name,
+        node_count=mesh.node_count,
+        triangle_count=mesh.triangle_count,
+        quad_count=mesh.quad_count,
+        edge_count=int(edge_nodes.shape[0]),
+        boundary_loop_lengths=tuple(int(len(l)) for l in topology.boundary_loops(mesh)),
+        euler_characteristic=int(used.size - edge_nodes.shape[0] + mesh.face_count),
+        corner_count=int(topology.corner_nodes(mesh, corner_angle_deg).size),
+        corner_angle_deg=float(corner_angle_deg),
+        rest_area=float(topology.rest_element_areas(mesh).sum()),
+        current_area=float(topology.element_areas(mesh).sum()),
+        per_corner_rest=mesh.has_per_corner_rest,
+        non_manifold_edges=edge_nodes[bad_edges],
+        non_manifold_edge_faces=tuple(nm_faces),
+        degenerate_faces=degenerate,
+        degenerate_reasons=reasons,
+        duplicate_faces=_duplicates(mesh),
+        unused_vertices=unused.astype(np.int64),
+        inconsistent_orientation=incon.astype(np.int64),
+        inconsistent_orientation_faces=incon_faces.astype(np.int64),
+        non_manifold_vertices=_non_manifold_vertices(mesh, *_corner_half_edges(mesh)),
+    )
+
+
+def check_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
+    """Validate a mesh and raise on the first kind of defect.
+
+    Checked in this order: degenerate faces, duplicate faces, non-manifold edges, inconsistent
+    orientation, unused vertices. Non-manifold ("bow-tie") vertices are allowed.
+
+    Parameters
+    ----------
+    mesh : Mesh
+    corner_angle_deg : float
+        Passed to :func:`validate_mesh`.
+
+    Returns
+    -------
+    MeshReport
+        The report of a mesh without defects.
+
+    Raises
+    ------
+    DegenerateFaceError, DuplicateFaceError, NonManifoldEdgeError,
+    InconsistentOrientationError, UnusedVertexError
+        (all :class:`~isocloth.mesh.mesh.MeshError`) naming the first few offending elements,
+        their count and the fix.
+    """
+    report = validate_mesh(mesh, corner_angle_deg)
+    errors = report._errors()
+    if errors:
+        cls, msg = errors[0]
+        raise cls(f"mesh {mesh.name!r}: {msg}")
+    return report

@@ -1,0 +1,129 @@
+"""ModelBuilder: collect a cloth, its material and its grasps, then ``finalize()`` a frozen model."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from isocloth.control import ControlSchedule, Grasp, Trajectory, TrajectoryFixed
+from isocloth.fem.bending import bending_matrix
+from isocloth.fem.inextensibility import inextensibility_constraints
+from isocloth.fem.mass import lumped_mass
+from isocloth.mesh.mesh import Mesh
+from isocloth.model.material import Material
+from isocloth.model.model import ClothModel
+
+__all__ = ["ModelBuilder", "CONSTRAINT_MODES"]
+
+CONSTRAINT_MODES = ("inextensible", "quasi-inextensible")
+
+
+class ModelBuilder:
+    """Builds a :class:`ClothModel`.
+
+    Example
+    -------
+    >>> b = ModelBuilder()
+    >>> b.set_cloth(rectangle(0.42, 0.594, 7, 9, plane="xz"), fabric("wool"))
+    >>> b.add_grasp([56, 62], TrajectorySinusoid((0.075, 0, 0), 0.6))
+    >>> model = b.finalize()
+    """
+
+    def __init__(self) -> None:
+        self._mesh: Mesh | None = None
+        self._material: Material | None = None
+        self._mode = "inextensible"
+        self._corner_angle = 45.0
+        self._grasps: list[Grasp] = []
+        self._velocity = None
+        self._validate = True
+
+    def set_cloth(self, mesh: Mesh, material: Material | None = None, *, constraint_mode: str = "inextensible",
+                  corner_angle_deg: float = 45.0, initial_velocity=None, validate: bool = True) -> "ModelBuilder":
+        """Set the cloth.
+
+        Parameters
+        ----------
+        mesh : Mesh
+        material : Material (default: light cotton density, no damping)
+        constraint_mode : "inextensible" or "quasi-inextensible" (no F rows; use shear_stiffness)
+        corner_angle_deg : float
+            A boundary node is a corner (gets an F row) when the boundary turns there by at
+            least this angle in the rest shape (see ``isocloth.mesh.topology.corner_nodes``).
+        initial_velocity : (3,) or (n, 3) [m/s], optional
+        validate : bool
+            Run ``check_mesh`` (raises on non-manifold, degenerate, duplicate, unused, misoriented).
+
+        Raises
+        ------
+        ValueError
+            For an unknown constraint mode.
+        """
+        if constraint_mode not in CONSTRAINT_MODES:
+            raise ValueError(f"constraint_mode must be one of {CONSTRAINT_MODES}, got {constraint_mode!r}")
+        self._mesh, self._material = mesh, material or Material()
+        self._mode, self._corner_angle = constraint_mode, float(corner_angle_deg)
+        self._velocity, self._validate = initial_velocity, validate
+        return self
+
+    def add_grasp(self, nodes, trajectory: Trajectory | None = None, *, name: str | None = None) -> "ModelBuilder":
+        """Hold ``nodes`` and move them along ``trajectory`` (held still when None).
+
+        Raises
+        ------
+        ValueError
+            For an empty node list, indices out of range (checked at finalize), or a node
+            already grasped by another grasp.
+        """
+        nodes = tuple(int(i) for i in np.atleast_1d(np.asarray(nodes, dtype=np.int64)))
+        if not nodes:
+            raise ValueError("a grasp needs at least one node")
+        taken = {i for g in self._grasps for i in g.nodes}
+        dup = taken.intersection(nodes)
+        if dup:
+            raise ValueError(f"node {sorted(dup)[0]} is already grasped; a node can belong to one grasp only")
+        self._grasps.append(Grasp(nodes, trajectory or TrajectoryFixed(), name or f"grasp{len(self._grasps)}"))
+        return self
+
+    def finalize(self) -> ClothModel:
+        """Assemble the FEM operators and freeze everything into a ClothModel.
+
+        Raises
+        ------
+        ValueError
+            If no cloth was set or a grasp node index is out of range.
+        MeshError
+            If mesh validation fails.
+        """
+        from isocloth.mesh import topology
+        from isocloth.mesh.quality import check_mesh
+
+        if self._mesh is None:
+            raise ValueError("no cloth: call set_cloth(mesh, material) first")
+        mesh, mat = self._mesh, self._material
+        if self._validate:
+            check_mesh(mesh)
+        n = mesh.node_count
+        for g in self._grasps:
+            bad = [i for i in g.nodes if not 0 <= i < n]
+            if bad:
+                raise ValueError(f"grasp {g.name!r} names node {bad[0]}, outside 0..{n - 1}")
+        interior = topology.interior_nodes(mesh)
+        corners = topology.corner_nodes(mesh, self._corner_angle)
+        quasi = self._mode == "quasi-inextensible"
+        cons = inextensibility_constraints(mesh, corner_nodes=corners, interior_nodes=interior, use_F=not quasi)
+        shear = None
+        if mat.shear_stiffness > 0 or quasi:
+            all_nodes = np.unique(mesh.triangulated_faces())
+            shear = inextensibility_constraints(mesh, corner_nodes=all_nodes, interior_nodes=np.zeros(0, np.int64),
+                                                use_boundary=False)
+        ids = np.array([i for g in self._grasps for i in g.nodes], dtype=np.int64)
+        schedule = ControlSchedule(tuple(self._grasps), ids, mesh.vertices[ids].copy())
+        v0 = np.zeros((n, 3))
+        if self._velocity is not None:
+            v0[:] = np.broadcast_to(np.asarray(self._velocity, dtype=float), (n, 3))
+        return ClothModel(
+            mesh=mesh, material=mat, constraint_mode=self._mode, area_mass=lumped_mass(mesh), constraints=cons,
+            bending=bending_matrix(mesh, interior), shear_rows=shear, interior_nodes=interior, corner_nodes=corners,
+            schedule=schedule, initial_positions=mesh.vertices.copy(), initial_velocities=v0,
+            corner_angle_deg=self._corner_angle,
+        )

@@ -1,0 +1,262 @@
+"""Run a scene into a results folder, with checkpoints, resume and Ctrl-C safety.
+
+A run folder holds:
+- ``trajectory.npz`` + ``metadata.json``: saved frames (positions, velocities, times) and the
+  scene, parameters and versions (``isocloth.io.trajectory``);
+- ``diagnostics.csv``: one row per step (iterations, residual, area errors, wall time);
+- ``checkpoint.npz``: the latest State (exact), for ``isocloth run --resume``;
+- ``summary.json``: real-time factor, residuals, area errors;
+- ``video.mp4`` (or ``.gif``) when rendering is on.
+Every file is written atomically; on Ctrl-C the frames and diagnostics computed so far are
+flushed together with a checkpoint, so nothing computed is lost.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import platform
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from isocloth.io.atomic import atomic_write_text
+from isocloth.scenes.loader import Scene, build_scene, config_from_dict
+from isocloth.state import State
+from isocloth.step.diagnostics import StepInfo
+
+__all__ = ["RunSummary", "run_scene", "resume_run", "versions"]
+
+_DIAG_FIELDS = list(StepInfo(0.0, 0, 0.0, True).as_row().keys())
+
+
+def versions() -> dict:
+    """Versions of isocloth and its numerical dependencies (for run metadata)."""
+    import scipy
+
+    import isocloth
+
+    return {"isocloth": isocloth.__version__, "numpy": np.__version__, "scipy": scipy.__version__,
+            "python": platform.python_version()}
+
+
+@dataclass
+class RunSummary:
+    """What a run did.
+
+    Attributes
+    ----------
+    folder : Path
+    steps : int, steps taken in total (including before a resume)
+    simulated_time : float [s]
+    wall_time : float [s], time spent stepping in this invocation
+    real_time_factor : float, simulated seconds per wall second (this invocation)
+    max_residual : float, largest final relative constraint residual of any step
+    mean_iterations : float
+    unconverged_steps : int
+    max_area_error_total, max_area_error_mean : float (eq. 2.23, 2.24)
+    interrupted : bool
+    video : Path or None
+    """
+
+    folder: Path
+    steps: int = 0
+    simulated_time: float = 0.0
+    wall_time: float = 0.0
+    real_time_factor: float = float("nan")
+    max_residual: float = 0.0
+    mean_iterations: float = 0.0
+    unconverged_steps: int = 0
+    max_area_error_total: float = 0.0
+    max_area_error_mean: float = 0.0
+    interrupted: bool = False
+    video: Path | None = None
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d = {k: getattr(self, k) for k in self.__dataclass_fields__ if k != "extra"}
+        d["folder"] = str(self.folder)
+        d["video"] = str(self.video) if self.video else None
+        d.update(self.extra)
+        return d
+
+
+def _diag_csv(rows: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=_DIAG_FIELDS)
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+    return buf.getvalue()
+
+
+def _read_diag(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    with open(path, newline="") as fh:
+        for r in csv.DictReader(fh):
+            row = {}
+            for k, v in r.items():
+                if k in ("iterations",):
+                    row[k] = int(v)
+                elif k == "converged":
+                    row[k] = v == "True"
+                elif k == "warnings":
+                    row[k] = v
+                else:
+                    row[k] = float(v)
+            out.append(row)
+    return out
+
+
+def _metadata(scene: Scene, save_every: int) -> dict:
+    return {
+        "scene": scene.config.model_dump(mode="json"),
+        "scene_base_dir": str(scene.base_dir.resolve()),
+        "model": scene.model.describe(),
+        "dt": scene.dt,
+        "save_every_steps": save_every,
+        "versions": versions(),
+    }
+
+
+def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, render: bool | None = None,
+              _state: State | None = None, _frames=None, _diag_rows=None) -> RunSummary:
+    """Simulate a scene for its duration and write the run folder.
+
+    Parameters
+    ----------
+    scene : Scene (from ``isocloth.scenes.load_scene``)
+    folder : output directory (created)
+    progress : show a tqdm progress bar on stderr
+    render : write the video (default: the scene's ``output.video`` setting)
+
+    Returns
+    -------
+    RunSummary (also written to ``summary.json``). On KeyboardInterrupt the partial results and
+    a checkpoint are written and the summary has ``interrupted=True``.
+
+    Raises
+    ------
+    SimulationDiverged
+        If the state becomes non-finite (results up to the previous step are kept).
+    """
+    from tqdm import tqdm
+
+    from isocloth.io.trajectory import TrajectoryWriter
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    dt = scene.dt
+    out = scene.config.output
+    save_every = max(1, int(round(1.0 / (out.fps * dt))))
+    ckpt_every = max(1, int(round(out.checkpoint_every / dt)))
+    total_steps = int(round(scene.duration / dt))
+    mesh = scene.model.mesh
+    writer = TrajectoryWriter(folder, mesh.triangles, mesh.quads, _metadata(scene, save_every), flush_every=0)
+    state = scene.initial_state.copy() if _state is None else _state
+    diag_rows: list[dict] = list(_diag_rows or [])
+    if _frames is None:
+        writer.append(state.t, state.x, state.v)
+    else:
+        for t, x, v in _frames:
+            writer.append(t, x, v)
+
+    def checkpoint(complete: bool = False) -> None:
+        writer.flush()
+        atomic_write_text(folder / "diagnostics.csv", _diag_csv(diag_rows))
+        state.save(folder / "checkpoint.npz")
+        if complete:
+            writer.close(complete=True)
+
+    summary = RunSummary(folder=folder)
+    wall = 0.0
+    steps_here = 0
+    bar = tqdm(total=total_steps, initial=state.step_index, disable=not progress, unit="step",
+               desc=scene.config.name, leave=False)
+    try:
+        while state.step_index < total_steps:
+            t0 = time.perf_counter()
+            state, info = scene.stepper.step(state)
+            wall += time.perf_counter() - t0
+            steps_here += 1
+            diag_rows.append(info.as_row())
+            if state.step_index % save_every == 0 or state.step_index == total_steps:
+                writer.append(state.t, state.x, state.v)
+            if state.step_index % ckpt_every == 0:
+                checkpoint()
+            bar.update(1)
+            if progress and steps_here % 20 == 0:
+                bar.set_postfix(rtf=f"{(steps_here * dt) / max(wall, 1e-9):.1f}x", res=f"{info.residual:.1e}")
+        checkpoint(complete=True)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+        checkpoint()
+    finally:
+        bar.close()
+
+    res = np.array([r["residual"] for r in diag_rows]) if diag_rows else np.zeros(1)
+    summary.steps = state.step_index
+    summary.simulated_time = state.t
+    summary.wall_time = wall
+    summary.real_time_factor = (steps_here * dt) / wall if wall > 0 else float("nan")
+    summary.max_residual = float(res.max())
+    summary.mean_iterations = float(np.mean([r["iterations"] for r in diag_rows])) if diag_rows else 0.0
+    summary.unconverged_steps = int(sum(not r["converged"] for r in diag_rows))
+    summary.max_area_error_total = float(max((r["area_error_total"] for r in diag_rows), default=0.0))
+    summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
+    summary.extra["tolerance"] = scene.config.simulation.tolerance
+    do_render = (out.video != "none") if render is None else render
+    if do_render and not summary.interrupted:
+        summary.video = render_run(folder)
+    atomic_write_text(folder / "summary.json", json.dumps(summary.to_dict(), indent=2, sort_keys=True))
+    return summary
+
+
+def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path:
+    """Render a saved run's video (``video.mp4``/``.gif`` per the scene's output settings)."""
+    from isocloth.io.trajectory import load_trajectory
+    from isocloth.viz.render import render_video
+
+    folder = Path(folder)
+    traj = load_trajectory(folder)
+    out = traj.metadata.get("scene", {}).get("output", {})
+    fmt = out.get("video", "mp4")
+    if fmt == "none":
+        fmt = "mp4"
+    path = Path(path) if path else folder / f"video.{fmt}"
+    grasped = [i for g in traj.metadata.get("model", {}).get("grasps", []) for i in g["nodes"]]
+    opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int)}
+    opts.update(kw)
+    return render_video(traj, path, **opts)
+
+
+def resume_run(folder: str | Path, *, progress: bool = False, render: bool | None = None) -> RunSummary:
+    """Continue an interrupted run from its checkpoint; the result is bit-identical to an
+    uninterrupted run of the same scene.
+
+    Raises
+    ------
+    FileNotFoundError
+        If the folder has no checkpoint or trajectory.
+    """
+    from isocloth.io.trajectory import load_trajectory
+
+    folder = Path(folder)
+    ck = folder / "checkpoint.npz"
+    if not ck.exists():
+        raise FileNotFoundError(f"{ck} not found: only runs with a checkpoint can be resumed")
+    traj = load_trajectory(folder)
+    meta = traj.metadata
+    cfg = config_from_dict(meta["scene"], str(folder / "metadata.json"))
+    scene = build_scene(cfg, Path(meta.get("scene_base_dir", ".")))
+    state = State.load(ck)
+    keep = traj.times <= state.t + 1e-12
+    vel = traj.velocities if traj.velocities is not None else np.zeros_like(traj.positions)
+    frames = [(traj.times[i], traj.positions[i], vel[i]) for i in np.flatnonzero(keep)]
+    rows = _read_diag(folder / "diagnostics.csv")[: state.step_index]
+    return run_scene(scene, folder, progress=progress, render=render, _state=state, _frames=frames, _diag_rows=rows)

@@ -1,0 +1,302 @@
+"""Load scene files (built-in or on disk), apply ``--set`` overrides, and build the simulation."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from isocloth.scenes.schema import MeshFile, SceneConfig
+
+__all__ = ["Scene", "SceneError", "builtin_scene_names", "load_scene_config", "build_scene", "load_scene",
+           "apply_overrides"]
+
+
+class SceneError(ValueError):
+    """A scene file or override is invalid; the message names the key and the problem."""
+
+
+@dataclass
+class Scene:
+    """A ready-to-run scene: static model, stepper (numerics), initial state and output settings."""
+
+    config: SceneConfig
+    model: object
+    stepper: object
+    initial_state: object
+    base_dir: Path
+
+    @property
+    def duration(self) -> float:
+        return self.config.simulation.duration
+
+    @property
+    def dt(self) -> float:
+        return self.config.simulation.dt
+
+
+def _builtin_dir() -> Path:
+    return Path(str(resources.files("isocloth.scenes") / "builtin"))
+
+
+def _data_dir() -> Path:
+    return Path(str(resources.files("isocloth") / "data"))
+
+
+def builtin_scene_names() -> list[str]:
+    """Names of the built-in scenes (files in isocloth/scenes/builtin)."""
+    return sorted(p.stem for p in _builtin_dir().glob("*.toml"))
+
+
+def _parse_value(text: str):
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def apply_overrides(data: dict, overrides: list[str] | None) -> dict:
+    """Apply ``key.path=value`` overrides (values parsed as TOML, else kept as strings).
+
+    List items are addressed by index: ``grasps.0.trajectory.frequency=0.3``.
+
+    Raises
+    ------
+    SceneError
+        For a malformed override or a path through a missing list index.
+    """
+    import copy
+
+    data = copy.deepcopy(data)
+    for item in overrides or []:
+        if "=" not in item:
+            raise SceneError(f"override {item!r} must look like key.path=value")
+        key, text = item.split("=", 1)
+        parts = key.strip().split(".")
+        node = data
+        for i, p in enumerate(parts):
+            last = i == len(parts) - 1
+            if isinstance(node, list):
+                try:
+                    idx = int(p)
+                    node[idx]
+                except (ValueError, IndexError):
+                    raise SceneError(f"override {key!r}: {p!r} is not an index of a list of {len(node)}") from None
+                if last:
+                    node[idx] = _parse_value(text.strip())
+                else:
+                    node = node[idx]
+            else:
+                if last:
+                    node[p] = _parse_value(text.strip())
+                else:
+                    node = node.setdefault(p, {})
+    return data
+
+
+def _format_validation(err: ValidationError, source: str) -> str:
+    lines = [f"invalid scene {source}:"]
+    for e in err.errors():
+        loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith(("function-", "tagged-union")))
+        msg = e["msg"]
+        if e["type"] == "extra_forbidden":
+            msg = "unknown key (check the spelling; see docs/scenes.md for the allowed keys)"
+        lines.append(f"  {loc}: {msg}")
+    return "\n".join(lines)
+
+
+def load_scene_config(name_or_path: str | Path, overrides: list[str] | None = None) -> tuple[SceneConfig, Path]:
+    """Read and validate a scene.
+
+    Parameters
+    ----------
+    name_or_path : a built-in scene name (``isocloth scenes``) or a path to a TOML file.
+    overrides : list of ``key.path=value`` strings.
+
+    Returns
+    -------
+    (SceneConfig, base directory for relative file paths)
+
+    Raises
+    ------
+    SceneError
+        Unknown scene name, unreadable TOML, unknown keys, wrong units or values.
+    """
+    p = Path(name_or_path)
+    if p.suffix != ".toml" and not p.exists():
+        cand = _builtin_dir() / f"{name_or_path}.toml"
+        if not cand.exists():
+            raise SceneError(f"unknown scene {str(name_or_path)!r}; built-in scenes: {', '.join(builtin_scene_names())}")
+        p = cand
+    if not p.exists():
+        raise SceneError(f"scene file {p} does not exist")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise SceneError(f"{p}: not valid TOML: {exc}") from None
+    return config_from_dict(apply_overrides(data, overrides), str(p)), p.parent
+
+
+def config_from_dict(data: dict, source: str = "<dict>") -> SceneConfig:
+    """Validate a scene given as a dict (e.g. from run metadata)."""
+    try:
+        return SceneConfig.model_validate(data)
+    except ValidationError as exc:
+        raise SceneError(_format_validation(exc, source)) from None
+
+
+def _resolve_file(name: str, base_dir: Path) -> Path:
+    if name.startswith("builtin:"):
+        p = _data_dir() / "meshes" / name[len("builtin:"):]
+    else:
+        p = Path(name)
+        if not p.is_absolute():
+            p = base_dir / p
+    if not p.exists():
+        raise SceneError(f"file {name!r} not found (looked at {p})")
+    return p
+
+
+def _rotation(deg) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_euler("xyz", deg, degrees=True).as_matrix()
+
+
+def build_mesh(cfg: SceneConfig, base_dir: Path):
+    """The cloth mesh of a scene, placed and perturbed as configured."""
+    from isocloth.mesh import generators
+    from isocloth.mesh.io import read_mesh
+
+    spec = cfg.cloth.mesh
+    if isinstance(spec, MeshFile):
+        mesh = read_mesh(_resolve_file(spec.file, base_dir), rest=spec.rest, merge_tolerance=spec.merge_tolerance)
+    elif spec.generator == "rectangle":
+        mesh = generators.rectangle(spec.width, spec.height, spec.nx, spec.ny, element=spec.element, plane=spec.plane)
+    elif spec.generator == "irregular":
+        mesh = generators.irregular_rectangle(spec.width, spec.height, spec.node_count, seed=spec.seed,
+                                              plane=spec.plane)
+    elif spec.generator == "annulus":
+        mesh = generators.annulus(spec.r_inner, spec.r_outer, spec.n_radial, spec.n_angular, element=spec.element)
+    else:
+        mesh = generators.disk(spec.radius, spec.n_radial, spec.n_angular, element=spec.element)
+    pl = cfg.cloth.placement
+    mesh = mesh.transformed(_rotation(pl.rotate_deg), pl.translate, pl.scale)
+    if cfg.cloth.noise is not None and cfg.cloth.noise.sigma > 0:
+        mesh = generators.perturbed(mesh, cfg.cloth.noise.sigma, cfg.cloth.noise.seed,
+                                     rest=cfg.cloth.noise.rest)
+    return mesh
+
+
+def select_nodes(selector, x: np.ndarray) -> np.ndarray:
+    """Node indices (k,) int64 chosen by a NodeSelector on positions x (n, 3).
+
+    Raises
+    ------
+    SceneError
+        For indices out of range or a box containing no node.
+    """
+    n = x.shape[0]
+    out: list[int] = []
+    if selector.indices:
+        bad = [i for i in selector.indices if not 0 <= i < n]
+        if bad:
+            raise SceneError(f"grasp node index {bad[0]} is outside 0..{n - 1}")
+        out += list(selector.indices)
+    if selector.nearest:
+        for p in selector.nearest:
+            out.append(int(np.argmin(np.linalg.norm(x - np.asarray(p), axis=1))))
+    if selector.box_min is not None:
+        lo, hi = np.asarray(selector.box_min), np.asarray(selector.box_max)
+        inside = np.flatnonzero(np.all((x >= lo) & (x <= hi), axis=1))
+        if inside.size == 0:
+            raise SceneError(f"no node inside the box {list(lo)}..{list(hi)}")
+        out += inside.tolist()
+    if selector.inside_radius is not None:
+        d = np.linalg.norm(x[:, :2] - np.asarray(selector.center)[:2], axis=1)
+        inside = np.flatnonzero(d <= selector.inside_radius * (1 + 1e-9))
+        if inside.size == 0:
+            raise SceneError(f"no node within {selector.inside_radius} m of {list(selector.center)}")
+        out += inside.tolist()
+    return np.array(list(dict.fromkeys(out)), dtype=np.int64)
+
+
+def _trajectory(spec, base_dir: Path):
+    from isocloth import control as c
+
+    if spec.type == "fixed":
+        return c.TrajectoryFixed()
+    if spec.type == "sinusoid":
+        return c.TrajectorySinusoid(tuple(spec.amplitude), spec.frequency, spec.phase, spec.start, spec.duration)
+    if spec.type == "waypoints":
+        if len(spec.times) != len(spec.points):
+            raise SceneError(f"waypoints: {len(spec.times)} times but {len(spec.points)} points")
+        try:
+            return c.TrajectoryWaypoints(tuple(spec.times), tuple(map(tuple, spec.points)), spec.interpolation)
+        except ValueError as exc:
+            raise SceneError(f"waypoints: {exc}") from None
+    if spec.type == "rotation":
+        return c.TrajectoryRotation(tuple(spec.axis), tuple(spec.center), spec.angular_velocity, spec.start,
+                                    spec.max_angle)
+    path = _resolve_file(spec.file, base_dir)
+    samples = np.load(path) if path.suffix == ".npy" else np.loadtxt(path, delimiter=",", ndmin=2)
+    try:
+        return c.TrajectorySampled(spec.rate, samples, spec.start)
+    except ValueError as exc:
+        raise SceneError(f"sampled trajectory {spec.file}: {exc}") from None
+
+
+def material_of(cloth) -> "Material":  # noqa: F821
+    """The Material of a ClothSpec: fabric preset (if any) with explicit parameters overriding it."""
+    from isocloth.model.material import Material, fabric
+
+    fields = {k: getattr(cloth, k) for k in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "gravity")
+              if getattr(cloth, k) is not None}
+    if cloth.fabric:
+        try:
+            return fabric(cloth.fabric, **fields)
+        except KeyError as exc:
+            raise SceneError(f"cloth.fabric: {exc.args[0]}") from None
+    return Material(**fields)
+
+
+def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
+    """Build model, stepper and initial state from a validated config.
+
+    Raises
+    ------
+    SceneError, MeshError, ValueError
+        With messages naming the offending key or element.
+    """
+    from isocloth.model.builder import ModelBuilder
+    from isocloth.solvers.projection import SolverProjection
+    from isocloth.step.stepper import Stepper
+
+    base_dir = Path(base_dir)
+    mesh = build_mesh(cfg, base_dir)
+    b = ModelBuilder().set_cloth(mesh, material_of(cfg.cloth), constraint_mode=cfg.cloth.constraint_mode,
+                                 corner_angle_deg=cfg.cloth.corner_angle_deg,
+                                 initial_velocity=cfg.cloth.initial_velocity)
+    for i, g in enumerate(cfg.grasps):
+        b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
+                    name=g.name or f"grasp{i}")
+    model = b.finalize()
+    sim = cfg.simulation
+    stepper = Stepper(model, dt=sim.dt, solver=SolverProjection(tolerance=sim.tolerance,
+                                                                 max_iterations=sim.max_iterations))
+    state = model.initial_state()
+    if cfg.cloth.relax_initial:
+        relax = SolverProjection(tolerance=sim.tolerance, max_iterations=500)
+        res = relax.solve(state.x, model.inverse_masses, model.constraints, model.active_rows)
+        state.x = res.x
+    return Scene(cfg, model, stepper, state, base_dir)
+
+
+def load_scene(name_or_path: str | Path, overrides: list[str] | None = None) -> Scene:
+    """Read, validate and build a scene in one call."""
+    cfg, base = load_scene_config(name_or_path, overrides)
+    return build_scene(cfg, base)

@@ -1,0 +1,234 @@
+"""Scene files: TOML validated by pydantic (unknown keys and wrong units are errors).
+
+Numbers are SI (m, s, Hz, kg/m², rad). Any quantity may instead be written as a string with a
+unit, e.g. ``dt = "5 ms"``, ``width = "42 cm"``, ``frequency = "36 rpm"``; a unit of the wrong
+dimension (``dt = "3 kg"``) is an error that names the field and the expected unit.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+__all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec"]
+
+
+@lru_cache(maxsize=1)
+def _ureg():
+    import pint
+
+    return pint.UnitRegistry()
+
+
+def _to_si(unit: str):
+    def convert(v):
+        if isinstance(v, str):
+            ureg = _ureg()
+            try:
+                q = ureg.Quantity(v)
+            except Exception as exc:  # pint raises several error types
+                raise ValueError(f"cannot read {v!r} as a quantity in {unit}: {exc}") from None
+            try:
+                return float(q.to(unit).magnitude)
+            except Exception:
+                raise ValueError(f"{v!r} has units of {q.dimensionality}; expected a quantity in {unit}") from None
+        if isinstance(v, (list, tuple)):
+            return [convert(x) for x in v]
+        return v
+
+    return BeforeValidator(convert)
+
+
+Length = Annotated[float, _to_si("m")]
+Time = Annotated[float, _to_si("s")]
+Frequency = Annotated[float, _to_si("Hz")]
+AreaDensity = Annotated[float, _to_si("kg/m^2")]
+DampingRate = Annotated[float, _to_si("kg/m^2/s")]
+Angle = Annotated[float, _to_si("rad")]
+AngularVelocity = Annotated[float, _to_si("rad/s")]
+Vec3 = Annotated[tuple[float, float, float], _to_si("m")]
+Vec3Free = tuple[float, float, float]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# ------------------------------------------------------------------ cloth mesh
+class MeshRectangle(_Strict):
+    generator: Literal["rectangle"]
+    width: Length = Field(gt=0)
+    height: Length = Field(gt=0)
+    nx: int = Field(ge=2)
+    ny: int = Field(ge=2)
+    element: Literal["quad", "triangle"] = "quad"
+    plane: Literal["xy", "xz"] = "xy"
+
+
+class MeshIrregular(_Strict):
+    generator: Literal["irregular"]
+    width: Length = Field(gt=0)
+    height: Length = Field(gt=0)
+    node_count: int = Field(ge=4)
+    seed: int = 0
+    plane: Literal["xy", "xz"] = "xy"
+
+
+class MeshAnnulus(_Strict):
+    generator: Literal["annulus"]
+    r_inner: Length = Field(gt=0)
+    r_outer: Length = Field(gt=0)
+    n_radial: int = Field(ge=2)
+    n_angular: int = Field(ge=3)
+    element: Literal["quad", "triangle"] = "quad"
+
+
+class MeshDisk(_Strict):
+    generator: Literal["disk"]
+    radius: Length = Field(gt=0)
+    n_radial: int = Field(ge=1)
+    n_angular: int = Field(ge=3)
+    element: Literal["quad", "triangle"] = "triangle"
+
+
+class MeshFile(_Strict):
+    file: str = Field(description="path relative to the scene file, or 'builtin:bgl/...' for packaged meshes")
+    rest: Literal["auto", "vt", "m", "geometry"] = "auto"
+    merge_tolerance: Length | None = None
+
+
+MeshSpec = Annotated[Union[MeshRectangle, MeshIrregular, MeshAnnulus, MeshDisk], Field(discriminator="generator")]
+
+
+class Placement(_Strict):
+    """Rigid placement of the loaded/generated mesh: x → R(rotate_deg, xyz Euler) · scale·x + translate."""
+
+    rotate_deg: Vec3Free = (0.0, 0.0, 0.0)
+    translate: Vec3 = (0.0, 0.0, 0.0)
+    scale: float = Field(default=1.0, gt=0)
+
+
+class Noise(_Strict):
+    """Gaussian noise on the initial shape. ``rest = "perturbed"`` (default) makes the noisy sheet
+    the unstrained one (a real sheet is never perfectly flat); ``"keep"`` strains it."""
+
+    sigma: Length = Field(ge=0)
+    seed: int = 0
+    rest: Literal["perturbed", "keep"] = "perturbed"
+
+
+class ClothSpec(_Strict):
+    mesh: Union[MeshSpec, MeshFile]
+    placement: Placement = Placement()
+    noise: Noise | None = None
+    fabric: str | None = Field(default=None, description="preset name, see isocloth.model.FABRIC_PRESETS")
+    rho: AreaDensity | None = Field(default=None, gt=0)
+    delta: AreaDensity | None = Field(default=None, ge=0)
+    alpha: DampingRate | None = Field(default=None, ge=0)
+    beta: float | None = Field(default=None, ge=0)
+    kappa: float | None = Field(default=None, ge=0)
+    shear_stiffness: float | None = Field(default=None, ge=0)
+    gravity: float | None = None
+    constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
+    corner_angle_deg: float = Field(default=45.0, gt=0, lt=180)
+    initial_velocity: Vec3Free = (0.0, 0.0, 0.0)
+    relax_initial: bool = Field(default=False, description="project the initial shape onto the constraints first")
+
+
+# ------------------------------------------------------------------ grasps
+class NodeSelector(_Strict):
+    """Which nodes a grasp holds: explicit ``indices``, the node ``nearest`` to each point
+    (initial configuration), every node inside a ``box_min``/``box_max`` box, and/or every node
+    within ``inside_radius`` of the vertical axis through ``center``."""
+
+    indices: list[int] | None = None
+    nearest: list[Vec3] | None = None
+    box_min: Vec3 | None = None
+    box_max: Vec3 | None = None
+    inside_radius: Length | None = Field(default=None, gt=0, description="nodes within this horizontal distance of center")
+    center: Vec3 = (0.0, 0.0, 0.0)
+
+    @model_validator(mode="after")
+    def _one_kind(self):
+        if not (self.indices or self.nearest or self.inside_radius
+                or (self.box_min is not None and self.box_max is not None)):
+            raise ValueError("give indices, nearest points, inside_radius, or both box_min and box_max")
+        if (self.box_min is None) != (self.box_max is None):
+            raise ValueError("box selection needs both box_min and box_max")
+        return self
+
+
+class TrajFixed(_Strict):
+    type: Literal["fixed"]
+
+
+class TrajSinusoid(_Strict):
+    type: Literal["sinusoid"]
+    amplitude: Vec3
+    frequency: Frequency = Field(gt=0)
+    phase: Angle = 0.0
+    start: Time = 0.0
+    duration: Time | None = None
+
+
+class TrajWaypoints(_Strict):
+    type: Literal["waypoints"]
+    times: Annotated[list[float], _to_si("s")]
+    points: list[Vec3]
+    interpolation: Literal["linear", "cubic", "smoothstep"] = "linear"
+
+
+class TrajRotation(_Strict):
+    type: Literal["rotation"]
+    axis: Vec3Free
+    center: Vec3
+    angular_velocity: AngularVelocity
+    start: Time = 0.0
+    max_angle: Angle | None = None
+
+
+class TrajSampled(_Strict):
+    type: Literal["sampled"]
+    file: str = Field(description=".npy (s,3) or (s,k,3), or .csv with three columns, displacements in m")
+    rate: Frequency = Field(gt=0)
+    start: Time = 0.0
+
+
+TrajectorySpec = Annotated[Union[TrajFixed, TrajSinusoid, TrajWaypoints, TrajRotation, TrajSampled],
+                           Field(discriminator="type")]
+
+
+class GraspSpec(_Strict):
+    name: str | None = None
+    nodes: NodeSelector
+    trajectory: TrajectorySpec = TrajFixed(type="fixed")
+
+
+# ------------------------------------------------------------------ numerics and output
+class SimulationSpec(_Strict):
+    dt: Time = Field(default=0.01, gt=0)
+    duration: Time = Field(default=5.0, gt=0)
+    tolerance: float = Field(default=1e-3, gt=0, lt=1)
+    max_iterations: int = Field(default=50, ge=1)
+
+
+class OutputSpec(_Strict):
+    fps: float = Field(default=25.0, gt=0, description="saved frames per simulated second")
+    video: Literal["mp4", "gif", "none"] = "mp4"
+    video_size: tuple[int, int] = (640, 480)
+    checkpoint_every: Time = Field(default=1.0, gt=0, description="simulated seconds between checkpoints")
+    elev: float = 20.0
+    azim: float = -60.0
+
+
+class SceneConfig(_Strict):
+    """A whole scene. Unknown keys anywhere are errors (extra='forbid')."""
+
+    name: str
+    description: str = ""
+    cloth: ClothSpec
+    grasps: list[GraspSpec] = []
+    simulation: SimulationSpec = SimulationSpec()
+    output: OutputSpec = OutputSpec()

@@ -1,0 +1,58 @@
+"""Mutable simulation state (positions, velocities, time) with exact save/restore."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["State"]
+
+
+@dataclass
+class State:
+    """The state φ^n, φ̇^n at time t_n.
+
+    Attributes
+    ----------
+    x : (n, 3) float64
+        Node positions [m].
+    v : (n, 3) float64
+        Node velocities [m/s].
+    t : float
+        Time [s].
+    step_index : int
+        Number of steps taken since the initial state.
+    """
+
+    x: np.ndarray
+    v: np.ndarray
+    t: float = 0.0
+    step_index: int = 0
+
+    def copy(self) -> "State":
+        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index))
+
+    def validate(self) -> None:
+        """Raise ValueError naming the first node with a non-finite position or velocity."""
+        for name, arr in (("position", self.x), ("velocity", self.v)):
+            bad = np.flatnonzero(~np.isfinite(arr).all(axis=1))
+            if bad.size:
+                raise ValueError(f"non-finite {name} at node {bad[0]} (t = {self.t:.6g} s)")
+
+    def save(self, path: str | Path) -> Path:
+        """Write the state exactly (float64, npz) atomically; returns the path."""
+        from isocloth.io.atomic import atomic_path
+
+        path = Path(path)
+        with atomic_path(path) as tmp:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, x=self.x, v=self.v, t=np.float64(self.t), step_index=np.int64(self.step_index))
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "State":
+        """Read a state written by :meth:`save` (bit-identical)."""
+        with np.load(Path(path)) as d:
+            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]))

@@ -1,0 +1,146 @@
+import numpy as np
+import pytest
+
+from isocloth.mesh.generators import annulus, rectangle
+from isocloth.mesh.mesh import Mesh, MeshError
+from isocloth.mesh.quality import (
+    DegenerateFaceError,
+    DuplicateFaceError,
+    InconsistentOrientationError,
+    MeshReport,
+    NonManifoldEdgeError,
+    UnusedVertexError,
+    check_mesh,
+    validate_mesh,
+)
+
+SQUARE = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [0.5, -1, 0], [2, 2, 0]], float)
+
+
+def test_good_mesh_report():
+    m = rectangle(0.42, 0.594, 7, 9, plane="xz")
+    r = check_mesh(m)
+    assert isinstance(r, MeshReport) and r.ok and r.defects() == []
+    assert (r.node_count, r.triangle_count, r.quad_count, r.edge_count) == (63, 0, 48, 7 * 8 + 9 * 6)
+    assert r.boundary_loop_lengths == (2 * 6 + 2 * 8,)
+    assert r.euler_characteristic == 1 and r.corner_count == 4
+    assert r.rest_area == pytest.approx(0.42 * 0.594)
+    text = r.to_text()
+    assert str(r) == text
+    for part in ("63 vertices", "48 quads", "boundary loops: 1", "Euler characteristic: 1", "corners",
+                 "rest area: 0.24948 m^2", "defects: none"):
+        assert part in text
+
+
+def test_annulus_report():
+    r = validate_mesh(annulus(0.1, 0.2, 3, 24))
+    assert r.ok and r.boundary_loop_lengths == (24, 24) and r.euler_characteristic == 0
+    assert r.corner_count == 0
+
+
+def test_non_manifold_edge():
+    m = Mesh(SQUARE, triangles=[[0, 1, 2], [1, 0, 4], [0, 1, 5]])
+    r = validate_mesh(m)
+    assert not r.ok and r.non_manifold_edges.tolist() == [[0, 1]]
+    assert r.non_manifold_edge_faces == ((0, 1, 2),)
+    with pytest.raises(NonManifoldEdgeError, match=r"edge 0–1 \(shared by 3 faces: 0, 1, 2\)") as e:
+        check_mesh(m)
+    assert isinstance(e.value, MeshError) and "split or remove" in str(e.value)
+
+
+def test_degenerate_faces():
+    repeated = Mesh(SQUARE, triangles=[[0, 1, 2], [0, 0, 3]])
+    with pytest.raises(DegenerateFaceError, match=r"face 1 \(triangle 1\): nodes \[0, 0, 3\], repeated node"):
+        check_mesh(repeated)
+    flat = np.array([[0, 0, 0], [1, 0, 0], [2, 0, 0], [0, 1, 0]], float)
+    collinear = Mesh(flat, triangles=[[0, 1, 3], [0, 1, 2]][::-1])
+    r = validate_mesh(collinear)
+    assert r.degenerate_faces.tolist() == [0]
+    assert "zero rest area and zero current area" in r.degenerate_reasons[0]
+    with pytest.raises(DegenerateFaceError, match="face 0"):
+        check_mesh(collinear)
+
+
+def test_degenerate_quad_named_as_quad():
+    v = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0, 0], [3, 0, 0]], float)
+    m = Mesh(v, triangles=[[0, 1, 2]], quads=[[0, 1, 2, 3], [1, 4, 5, 4]])
+    with pytest.raises(DegenerateFaceError, match=r"face 2 \(quad 1\)"):
+        check_mesh(m)
+
+
+def test_zero_rest_area_only():
+    v = SQUARE[:4]
+    rest = np.zeros((1, 3, 3))
+    m = Mesh(v, triangles=[[0, 1, 2]], rest_triangle_corners=rest)
+    r = validate_mesh(m)
+    assert r.degenerate_faces.tolist() == [0] and r.degenerate_reasons[0].endswith("zero rest area")
+
+
+def test_duplicate_faces():
+    m = Mesh(SQUARE, triangles=[[0, 1, 2], [0, 2, 3], [2, 0, 1]])
+    r = validate_mesh(m)
+    assert r.duplicate_faces.tolist() == [[0, 2]]
+    with pytest.raises(DuplicateFaceError, match=r"face 0 \(triangle 0\) and face 2 \(triangle 2\)"):
+        check_mesh(m)
+
+
+def test_unused_vertices():
+    m = Mesh(SQUARE, quads=[[0, 1, 2, 3]])
+    r = validate_mesh(m)
+    assert r.unused_vertices.tolist() == [4, 5]
+    with pytest.raises(UnusedVertexError, match=r"2 unused vertices \(in no face\): 4; 5"):
+        check_mesh(m)
+
+
+def test_inconsistent_orientation():
+    m = Mesh(SQUARE[:4], triangles=[[0, 1, 2], [0, 3, 2]])  # both traverse 2 -> 0
+    r = validate_mesh(m)
+    assert r.inconsistent_orientation.tolist() == [[2, 0]]
+    assert r.inconsistent_orientation_faces.tolist() == [[0, 1]]
+    with pytest.raises(InconsistentOrientationError, match=r"edge 2→0 \(faces 0 and 1 both traverse it"):
+        check_mesh(m)
+
+
+def test_flipped_quad_in_grid():
+    g = rectangle(1.0, 1.0, 4, 4)
+    q = g.quads.copy()
+    q[4] = q[4, ::-1]
+    r = validate_mesh(g.replace(quads=q))
+    assert len(r.inconsistent_orientation) == 4
+    assert set(r.inconsistent_orientation_faces.ravel().tolist()) >= {4}
+    with pytest.raises(InconsistentOrientationError, match="4 inconsistently oriented edges.*and 1 more"):
+        check_mesh(g.replace(quads=q))
+
+
+def test_message_names_few_and_counts_rest():
+    v = np.zeros((10, 3))
+    v[:3] = SQUARE[:3]
+    r = validate_mesh(Mesh(v, triangles=[[0, 1, 2]]))
+    msg = r.defects()[0]
+    assert msg.startswith("7 unused vertices") and "3; 4; 5; and 4 more" in msg
+
+
+def test_bow_tie_vertex_is_only_a_warning():
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [-1, 0, 0], [0, -1, 0]], float)
+    m = Mesh(v, triangles=[[0, 1, 2], [0, 3, 4]])
+    r = check_mesh(m)
+    assert r.ok and r.non_manifold_vertices.tolist() == [0]
+    assert "non-manifold vertex" in r.to_text() and r.warnings()
+
+
+def test_grids_have_no_non_manifold_vertices():
+    for m in (rectangle(1, 1, 5, 4), rectangle(1, 1, 5, 4, element="triangle"), annulus(0.1, 0.2, 3, 12)):
+        assert validate_mesh(m).non_manifold_vertices.size == 0
+
+
+def test_nan_vertex_is_rejected_by_mesh():
+    v = SQUARE.copy()
+    v[3, 1] = np.nan
+    with pytest.raises(MeshError, match="vertex 3"):
+        Mesh(v, quads=[[0, 1, 2, 3]])
+
+
+def test_text_lists_defects():
+    m = Mesh(SQUARE, triangles=[[0, 1, 2], [0, 1, 2]])
+    text = validate_mesh(m).to_text()
+    assert "defects:\n  - 1 duplicate face pair" in text and "unused vert" in text

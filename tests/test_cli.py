@@ -1,0 +1,65 @@
+"""The command line: scenes, info, run, render/export."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from isocloth.cli import app
+from isocloth.io.export import read_frame
+from isocloth.io.trajectory import load_trajectory
+
+runner = CliRunner()
+BGL = Path(__file__).resolve().parents[2] / "shared" / "data" / "meshes" / "bgl"
+
+
+def test_scenes_lists_builtins():
+    r = runner.invoke(app, ["scenes"])
+    assert r.exit_code == 0
+    for name in ("hang-a2", "locking-test", "cusick-drape", "tshirt-shake", "shorts-hang"):
+        assert name in r.stdout
+
+
+@pytest.mark.skipif(not BGL.exists(), reason="shared data not present")
+def test_info_on_a_garment():
+    r = runner.invoke(app, ["info", str(BGL / "shorts" / "shorts.obj")])
+    assert r.exit_code == 0, r.output
+    assert "235" in r.stdout and "436" in r.stdout
+
+
+def test_info_names_a_defect(tmp_path):
+    p = tmp_path / "bad.obj"
+    p.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nv 0 0 1\nv 5 5 5\nf 1 2 3\nf 2 4 3\nf 1 2 5\n")
+    r = runner.invoke(app, ["info", str(p)])
+    assert r.exit_code == 1
+    assert "non-manifold" in r.stdout.lower() or "unused" in r.stdout.lower()
+
+
+def test_run_render_and_export_round_trip(tmp_path):
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), "--set", "simulation.duration=0.2",
+                            "--no-video", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert "real-time factor" in r.stdout and "max constraint residual" in r.stdout
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["steps"] == 20 and summary["max_residual"] <= 1e-3
+    traj = load_trajectory(out)
+    for fmt in ("obj", "ply"):
+        r = runner.invoke(app, ["render", str(out), "--export", fmt, "--out", str(tmp_path / fmt)])
+        assert r.exit_code == 0, r.output
+        files = sorted((tmp_path / fmt).glob(f"*.{fmt}"))
+        assert len(files) == traj.frame_count
+        x, tri, quad = read_frame(files[-1])
+        assert np.array_equal(x, traj.positions[-1])
+        assert np.array_equal(quad, traj.quads)
+    r = runner.invoke(app, ["render", str(out), "--out", str(tmp_path / "v.gif")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "v.gif").stat().st_size > 1000
+
+
+def test_run_reports_bad_override(tmp_path):
+    r = runner.invoke(app, ["run", "hang-a2", "--set", "simulation.bogus=1", "--no-video"])
+    assert r.exit_code == 2
+    assert "unknown key" in r.output
