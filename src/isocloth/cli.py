@@ -12,7 +12,7 @@ import typer
 app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="isocloth: inextensible cloth simulation for robotic manipulation.")
 
-DEFAULT_SCENE = "tshirt-shake"
+DEFAULT_SCENE = "shorts-hang"
 
 
 def _fail(msg: str, code: int = 2) -> None:

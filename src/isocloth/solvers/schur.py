@@ -22,6 +22,15 @@ from isocloth.solvers.linalg import DENSE_LIMIT, spd_factor
 __all__ = ["SchurSystem"]
 
 
+def _cholmod():
+    """scikit-sparse's CHOLMOD module, or None when it is not installed (optional, faster)."""
+    try:
+        from sksparse import cholmod
+    except ImportError:
+        return None
+    return cholmod
+
+
 class SchurSystem:
     """Fixed-pattern Schur complement of a set of enforced rows.
 
@@ -102,7 +111,17 @@ class SchurSystem:
                 raise np.linalg.LinAlgError(f"Schur complement not positive definite (LAPACK info {info})")
             x, info = lapack.dpotrs(L, c, lower=1)
             return x
+        if backend in ("auto", "cholmod") and _cholmod() is not None:
+            return self._cholmod_solve(S, c, regularization)
         return spd_factor(S, regularization=regularization, backend="auto" if backend == "dense" else backend).solve(c)
+
+    def _cholmod_solve(self, S, c, regularization):
+        """CHOLMOD (scikit-sparse) with the symbolic analysis done once for the fixed pattern."""
+        eps = regularization * float(S.diagonal().max()) if self.k else 0.0
+        if getattr(self, "_symbolic", None) is None:
+            self._symbolic = _cholmod().analyze(S, mode="auto")
+        self._symbolic.cholesky_inplace(S, beta=eps)
+        return self._symbolic(c)
 
     def displacement(self, AX: np.ndarray, dl: np.ndarray) -> np.ndarray:
         """Δφ = −M⁻¹ ∇Cᵀ Δλ as (n, 3) float64 [m] (a view reused between calls)."""

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One-command set-up on a fresh Linux machine: system packages, isocloth, then the default scene.
+#   bash setup.sh            install and run `isocloth run` (the default garment scene)
+#   bash setup.sh --no-run   install only (used by .ci/run)
+set -euo pipefail
+cd "$(dirname "$0")"
+PY=${PYTHON:-python3}
+
+# Optional system package: SuiteSparse headers, so scikit-sparse (CHOLMOD with a reusable symbolic
+# factorization, the fastest sparse backend) can build. Everything works without it (cholespy wheel).
+if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+  if ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsuitesparse-dev >/dev/null) \
+      || echo "setup: could not install libsuitesparse-dev; continuing without scikit-sparse" >&2
+  fi
+fi
+
+"$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+"$PY" -m pip install -q -e ".[dev]"
+if ! "$PY" -c "import sksparse.cholmod" >/dev/null 2>&1; then
+  "$PY" -m pip install -q "scikit-sparse==0.4.16" >/dev/null 2>&1 \
+    || echo "setup: scikit-sparse not built; using the cholespy backend (slower for large meshes)" >&2
+fi
+
+if [ "${1:-}" != "--no-run" ]; then
+  isocloth run
+fi
