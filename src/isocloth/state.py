@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,15 +24,19 @@ class State:
         Time [s].
     step_index : int
         Number of steps taken since the initial state.
+    contact_keys : (k,) int64
+        Contacts active at the end of the step (warm start of the active-set solver,
+        thesis Remark 3.5.5).
     """
 
     x: np.ndarray
     v: np.ndarray
     t: float = 0.0
     step_index: int = 0
+    contact_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def copy(self) -> "State":
-        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index))
+        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index), self.contact_keys.copy())
 
     def validate(self) -> None:
         """Raise ValueError naming the first node with a non-finite position or velocity."""
@@ -48,11 +52,13 @@ class State:
         path = Path(path)
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
-                np.savez(fh, x=self.x, v=self.v, t=np.float64(self.t), step_index=np.int64(self.step_index))
+                np.savez(fh, x=self.x, v=self.v, t=np.float64(self.t), step_index=np.int64(self.step_index),
+                         contact_keys=np.asarray(self.contact_keys, dtype=np.int64))
         return path
 
     @classmethod
     def load(cls, path: str | Path) -> "State":
         """Read a state written by :meth:`save` (bit-identical)."""
         with np.load(Path(path)) as d:
-            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]))
+            keys = d["contact_keys"].copy() if "contact_keys" in d.files else np.zeros(0, dtype=np.int64)
+            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys)

@@ -36,6 +36,7 @@ class ModelBuilder:
         self._grasps: list[Grasp] = []
         self._velocity = None
         self._validate = True
+        self._obstacles: list = []
 
     def set_cloth(self, mesh: Mesh, material: Material | None = None, *, constraint_mode: str = "inextensible",
                   corner_angle_deg: float = 45.0, initial_velocity=None, validate: bool = True) -> "ModelBuilder":
@@ -84,6 +85,19 @@ class ModelBuilder:
         self._grasps.append(Grasp(nodes, trajectory or TrajectoryFixed(), name or f"grasp{len(self._grasps)}"))
         return self
 
+    def add_obstacle(self, obstacle) -> "ModelBuilder":
+        """Add an obstacle (``isocloth.contact.obstacles.Obstacle``: plane, box, sphere, ...).
+
+        Raises
+        ------
+        TypeError
+            If the object has no ``evaluate``/``surface_velocity`` methods.
+        """
+        if not (hasattr(obstacle, "evaluate") and hasattr(obstacle, "surface_velocity")):
+            raise TypeError(f"{obstacle!r} is not an obstacle (needs evaluate and surface_velocity)")
+        self._obstacles.append(obstacle)
+        return self
+
     def finalize(self) -> ClothModel:
         """Assemble the FEM operators and freeze everything into a ClothModel.
 
@@ -125,5 +139,5 @@ class ModelBuilder:
             mesh=mesh, material=mat, constraint_mode=self._mode, area_mass=lumped_mass(mesh), constraints=cons,
             bending=bending_matrix(mesh, interior), shear_rows=shear, interior_nodes=interior, corner_nodes=corners,
             schedule=schedule, initial_positions=mesh.vertices.copy(), initial_velocities=v0,
-            corner_angle_deg=self._corner_angle,
+            corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),
         )

@@ -36,6 +36,7 @@ class ClothModel:
     schedule : ControlSchedule (grasped nodes and their trajectories)
     initial_positions : (n, 3) float64 [m]
     initial_velocities : (n, 3) float64 [m/s]
+    obstacles : tuple of Obstacle (``isocloth.contact.obstacles``), with their friction μ and motion
     """
 
     mesh: Mesh
@@ -51,6 +52,7 @@ class ClothModel:
     initial_positions: np.ndarray
     initial_velocities: np.ndarray
     corner_angle_deg: float = 45.0
+    obstacles: tuple = ()
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ derived
@@ -139,4 +141,5 @@ class ClothModel:
             "corner_nodes": self.corner_nodes.tolist(),
             "corner_angle_deg": self.corner_angle_deg,
             "grasps": self.schedule.describe(),
+            "obstacles": [repr(o) for o in self.obstacles],
         }

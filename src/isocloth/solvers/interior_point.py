@@ -27,7 +27,7 @@ class SolverInteriorPoint:
     """
 
     solver: str = "clarabel"
-    tolerance: float = 1e-10
+    tolerance: float = 1e-11
 
     def solve_qp(self, w, f, A_E, c_E, A_I, h, working=None) -> QPResult:
         """Same signature and result as :meth:`SolverActiveSet.solve_qp` (``working`` is ignored).
@@ -40,20 +40,38 @@ class SolverInteriorPoint:
         import qpsolvers
 
         free = np.flatnonzero(w > 0)
-        A_E = sp.csc_matrix(A_E)[:, free]
-        A_I = sp.csc_matrix(A_I)[:, free]
-        P = sp.diags(1.0 / w[free]).tocsc()
+        A_E = sp.csr_matrix(A_E)[:, free]
+        A_I = sp.csr_matrix(A_I)[:, free]
+        # Non-dimensionalise: cloth QPs have masses ~1e-3 kg and multipliers ~1e-7, far below the
+        # absolute tolerances of interior-point codes. Scale the objective by the typical mass p
+        # and every constraint row to unit norm; multipliers are scaled back below.
+        p = float(np.median(1.0 / w[free])) if free.size else 1.0
+        rE = np.sqrt(np.asarray(A_E.multiply(A_E).sum(axis=1)).ravel()) if A_E.shape[0] else np.zeros(0)
+        rI = np.sqrt(np.asarray(A_I.multiply(A_I).sum(axis=1)).ravel()) if A_I.shape[0] else np.zeros(0)
+        rE[rE == 0] = 1.0
+        rI[rI == 0] = 1.0
+        A_Es = (sp.diags(1.0 / rE) @ A_E).tocsc()
+        A_Is = (sp.diags(1.0 / rI) @ A_I).tocsc()
+        P = sp.diags(1.0 / (p * w[free])).tocsc()
         kw = {}
         if self.solver == "clarabel":
             kw = {"tol_feas": self.tolerance, "tol_gap_abs": self.tolerance, "tol_gap_rel": self.tolerance}
-        problem = qpsolvers.Problem(P, -f[free], G=-A_I if A_I.shape[0] else None, h=h if A_I.shape[0] else None,
-                                    A=A_E if A_E.shape[0] else None, b=-c_E if A_E.shape[0] else None)
-        sol = qpsolvers.solve_problem(problem, solver=self.solver, **kw)
+        mI, mE = A_Is.shape[0], A_Es.shape[0]
+        problem = qpsolvers.Problem(P, -f[free] / p, G=-A_Is if mI else None, h=h / rI if mI else None,
+                                    A=A_Es if mE else None, b=-c_E / rE if mE else None)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "AlmostSolved" notes; handled below
+            sol = qpsolvers.solve_problem(problem, solver=self.solver, **kw)
+            if not sol.found and kw:  # nearly dependent equality rows (flat sheets): relax once
+                kw = {k: 100 * v for k, v in kw.items()}
+                sol = qpsolvers.solve_problem(problem, solver=self.solver, **kw)
         if not sol.found:
             raise RuntimeError(f"interior-point solver {self.solver!r} found no solution")
         dx = np.zeros(w.size)
         dx[free] = sol.x
-        # qpsolvers: P x + q + Gᵀ z + Aᵀ y = 0 with G = −A_I, A = A_E  =>  γ = z, ζ_E = −y
-        gamma = np.asarray(sol.z) if A_I.shape[0] else np.zeros(0)
-        zeta = -np.asarray(sol.y) if A_E.shape[0] else np.zeros(0)
+        # qpsolvers: P x + q + Gᵀ z + Aᵀ y = 0 with G = −A_I/rI, A = A_E/rE (objective divided by p)
+        gamma = p * np.asarray(sol.z) / rI if mI else np.zeros(0)
+        zeta = -p * np.asarray(sol.y) / rE if mE else np.zeros(0)
         return QPResult(dx, zeta, gamma, np.flatnonzero(gamma > 1e-9), iterations=0, factorizations=0)

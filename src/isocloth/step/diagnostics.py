@@ -24,6 +24,10 @@ class StepInfo:
     area_error_dispersion : float, mean + 2·std of the element errors (eq. 2.25)
     area_error_max : float, largest relative element area error
     wall_time : float, seconds spent in the step
+    contact_count, active_contacts : int, contact rows detected / active at the end
+    min_gap : float [m], smallest H_i (≥ −ε1 after a converged step)
+    qp_iterations, constraints_added, constraints_removed, factorizations, updates : int,
+        active-set statistics of the step (thesis Algorithm 2)
     warnings : list of str
     """
 
@@ -36,6 +40,14 @@ class StepInfo:
     area_error_dispersion: float = float("nan")
     area_error_max: float = float("nan")
     wall_time: float = 0.0
+    contact_count: int = 0
+    active_contacts: int = 0
+    min_gap: float = float("inf")
+    qp_iterations: int = 0
+    constraints_added: int = 0
+    constraints_removed: int = 0
+    factorizations: int = 0
+    updates: int = 0
     warnings: list = field(default_factory=list)
 
     def as_row(self) -> dict:

@@ -34,17 +34,25 @@ class Stepper:
         Default time step [s] (> 0).
     solver : SolverProjection, optional
         Constraint solver (numerics only); default tolerance 1e-3.
+    contact_solver : ContactProjection, optional
+        Used when the model has obstacles (default: active-set QPs with the solver's tolerance).
     area_diagnostics : bool
         Compute the area errors of eq. 2.23–2.25 every step (cheap; on by default).
     """
 
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
-                 area_diagnostics: bool = True) -> None:
+                 contact_solver=None, area_diagnostics: bool = True) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
         self.model = model
         self.dt = float(dt)
         self.solver = solver or SolverProjection()
+        if contact_solver is None and model.obstacles:
+            from isocloth.step.contact_projection import ContactProjection
+
+            contact_solver = ContactProjection(tolerance=self.solver.tolerance,
+                                               max_iterations=self.solver.max_iterations)
+        self.contact_solver = contact_solver
         self.predictor = Predictor(model)
         self.area_diagnostics = area_diagnostics
         from isocloth.mesh.topology import rest_element_areas
@@ -94,7 +102,11 @@ class Stepper:
         if control.grasp_targets.shape != (g.size, 3):
             raise ValueError(f"control.grasp_targets must have shape {(g.size, 3)}, got {control.grasp_targets.shape}")
         x0 = self.predict(state, control, dt)
-        res = self.project(x0)
+        cstats = None
+        if self.contact_solver is not None and self.model.obstacles:
+            res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys)
+        else:
+            res = self.project(x0)
         x = res.x
         if not np.isfinite(x).all():
             bad = int(np.flatnonzero(~np.isfinite(x).all(1))[0])
@@ -103,6 +115,11 @@ class Stepper:
         new = State(x, v, t_new, state.step_index + 1)
         info = StepInfo(t=t_new, iterations=res.iterations, residual=res.residual,
                         converged=res.status is SolveStatus.CONVERGED)
+        if cstats is not None:
+            new.contact_keys = cstats.active_keys
+            for k in ("contact_count", "active_contacts", "min_gap", "qp_iterations", "constraints_added",
+                      "constraints_removed", "factorizations", "updates"):
+                setattr(info, k, getattr(cstats, k))
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
         if self.area_diagnostics:

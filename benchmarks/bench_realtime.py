@@ -1,0 +1,170 @@
+"""Real-time factor of isocloth on small scenes, against quoted reference numbers.
+
+Real-time factor = simulated seconds / wall seconds spent in ``Stepper.step`` (one process; the
+scene is built and one throw-away warm-up step is taken first, so numba compilation, the
+Schur-pattern precomputation and CHOLMOD's symbolic analysis are excluded and reported
+separately as "setup").
+
+Scenes
+------
+hang-a2      built-in scene (DIN A2 wool, 7×9 nodes, shaken top corners), dt 0.01, 10 s
+a3-9x9       extra: hang-a2 with a 9×9-node A3 sheet (0.297 × 0.42 m), dt 0.01, 10 s
+sheet-660    0.5 × 0.8 m light-cotton, 20×33 nodes, two top corners fixed, dt 1/60, 5 s
+issue-20x20  1 × 1 m light-cotton, 20×20 nodes, two top corners fixed, dt 0.01, 5 s
+
+Peak edge stretch = max over quad edges and frames of (len / rest_len − 1); max residual = largest
+final relative constraint residual of any step (the solver stops at 1e-3).
+
+Usage: python benchmarks/bench_realtime.py [--quick] [--blas-threads N] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import configure_threads  # noqa: E402
+
+THREADS = configure_threads()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from _common import EdgeStretch, build_sheet, print_machine  # noqa: E402
+
+# Reference real-time factors, QUOTED from the issue / the papers, NOT measured here.
+REFERENCES = {
+    "hang-a2": [("authors' Python simulator, 7×9 A2", 38.0, None)],
+    "a3-9x9": [("thesis (Coltraro), 9×9 A3", 6.7, None)],
+    "sheet-660": [("authors' Python simulator, 660 nodes", 1.6, None)],
+    "issue-20x20": [("MuJoCo flex", 1.4, "1.3"), ("PyBullet", 7.0, "24–41"), ("Newton VBD (CPU)", 0.3, "7–11")],
+}
+
+
+def a3_scene():
+    from isocloth.scenes.loader import load_scene
+
+    w, h = 0.297, 0.42
+    return load_scene("hang-a2", [
+        f"cloth.mesh.width={w}", f"cloth.mesh.height={h}", "cloth.mesh.nx=9", "cloth.mesh.ny=9",
+        f"cloth.placement.translate=[0.0, 0.0, {1.0 - h / 2}]",
+        f"grasps.0.nodes.nearest=[[{-w / 2}, 0.0, 1.0], [{w / 2}, 0.0, 1.0]]",
+    ])
+
+
+def scenes(quick: bool):
+    from isocloth.scenes.loader import load_scene
+
+    f = 0.2 if quick else 1.0
+    return [
+        ("hang-a2", lambda: load_scene("hang-a2"), 0.01, 10.0 * f),
+        ("a3-9x9", a3_scene, 0.01, 10.0 * f),
+        ("sheet-660", lambda: build_sheet("sheet-660", 0.5, 0.8, 20, 33, dt=1 / 60, duration=5.0), 1 / 60, 5.0 * f),
+        ("issue-20x20", lambda: build_sheet("issue-20x20", 1.0, 1.0, 20, 20, dt=0.01, duration=5.0), 0.01, 5.0 * f),
+    ]
+
+
+def simulate(name, make, dt, duration) -> dict:
+    t0 = time.perf_counter()
+    scene = make()
+    st, s0 = scene.stepper, scene.initial_state
+    st.step(s0, dt=dt)  # warm-up: numba kernels, Schur pattern, symbolic analysis
+    setup = time.perf_counter() - t0
+    stretch = EdgeStretch(scene.model.mesh)
+    stretch.update(s0.x)
+    n_steps = int(round(duration / dt))
+    walls = np.empty(n_steps)
+    its = np.empty(n_steps, dtype=np.int64)
+    res = np.empty(n_steps)
+    area_max = np.zeros(n_steps)
+    unconverged = 0
+    s = s0
+    for k in range(n_steps):
+        t = time.perf_counter()
+        s, info = st.step(s, dt=dt)
+        walls[k] = time.perf_counter() - t
+        its[k] = info.iterations
+        res[k] = info.residual
+        unconverged += not info.converged
+        area_max[k] = info.area_error_max
+        stretch.update(s.x)
+    wall = float(walls.sum())
+    m = scene.model
+    return {
+        "scene": name, "nodes": m.node_count, "constraints": int(m.constraint_count),
+        "active_rows": int(m.active_rows.size), "dt": dt, "duration": duration, "steps": n_steps,
+        "mean_iterations": float(its.mean()), "max_iterations": int(its.max()),
+        "max_residual": float(res.max()), "unconverged_steps": int(unconverged),
+        "peak_stretch_pct": 100 * stretch.peak, "peak_compression_pct": -100 * stretch.min,
+        "peak_boundary_stretch_pct": 100 * stretch.peak_boundary, "mean_abs_strain_pct": 100 * stretch.mean_abs,
+        "max_element_area_error_pct": 100 * float(np.nanmax(area_max)),
+        "ms_per_step": 1e3 * wall / n_steps, "median_ms_per_step": 1e3 * float(np.median(walls)),
+        "p99_ms_per_step": 1e3 * float(np.percentile(walls, 99)),
+        "wall_s": wall, "rtf": n_steps * dt / wall, "setup_s": setup,
+    }
+
+
+def fmt_dt(dt):
+    return "1/60" if abs(dt - 1 / 60) < 1e-12 else f"{dt:g}"
+
+
+def print_tables(rows) -> None:
+    print("\n### Measured (this machine)\n")
+    print("| scene | nodes | constraints (enforced/total) | dt [s] | sim [s] | mean it/step (max) | max residual "
+          "| peak edge stretch % | ms/step (median, p99) | real-time factor | setup [s] |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['scene']} | {r['nodes']} | {r['active_rows']}/{r['constraints']} | {fmt_dt(r['dt'])} "
+              f"| {r['duration']:g} | {r['mean_iterations']:.2f} ({r['max_iterations']}) | {r['max_residual']:.2e} "
+              f"| {r['peak_stretch_pct']:.3f} | {r['ms_per_step']:.2f} ({r['median_ms_per_step']:.2f}, "
+              f"{r['p99_ms_per_step']:.2f}) | **{r['rtf']:.1f}×** | {r['setup_s']:.2f} |")
+    print("\nEdge strain detail (all frames): peak stretch is over all quad sides; the constraints hold boundary "
+          "edges exactly and interior metrics only as nodal averages.\n")
+    print("| scene | unconverged steps | peak stretch % | peak compression % | peak boundary-edge stretch % "
+          "| mean abs edge strain % | max element area error % |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['scene']} | {r['unconverged_steps']} | {r['peak_stretch_pct']:.3f} | {r['peak_compression_pct']:.3f} "
+              f"| {r['peak_boundary_stretch_pct']:.3f} | {r['mean_abs_strain_pct']:.3f} "
+              f"| {r['max_element_area_error_pct']:.3f} |")
+    print("\n### Against reference numbers — QUOTED from the issue/papers, NOT measured here\n")
+    print("| scene | reference (quoted) | reference RTF | reference stretch % | isocloth RTF (measured) "
+          "| isocloth stretch % | ratio isocloth/reference |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for r in rows:
+        for label, rtf, st in REFERENCES.get(r["scene"], []):
+            print(f"| {r['scene']} | {label} | {rtf:g}× | {st or '–'} | {r['rtf']:.1f}× | {r['peak_stretch_pct']:.2f} "
+                  f"| {r['rtf'] / rtf:.2f} |")
+    print("\n(The reference figures were measured by others on other machines and, for MuJoCo/PyBullet/Newton,"
+          " with other models; they are quoted for orientation only.)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="simulate 1/5 of each duration (smoke test)")
+    ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (0 = library default); default 1")
+    ap.add_argument("--only", nargs="*", help="subset of scene names")
+    ap.add_argument("--json", help="write the results to this JSON file")
+    args = ap.parse_args()
+    print_machine(THREADS)
+    rows = []
+    t_all = time.perf_counter()
+    for name, make, dt, dur in scenes(args.quick):
+        if args.only and name not in args.only:
+            continue
+        r = simulate(name, make, dt, dur)
+        print(f"  {name}: {r['steps']} steps, {r['wall_s']:.2f} s wall, RTF {r['rtf']:.1f}×", flush=True)
+        rows.append(r)
+    print_tables(rows)
+    print(f"\ntotal benchmark time {time.perf_counter() - t_all:.1f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"threads": THREADS, "rows": rows}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

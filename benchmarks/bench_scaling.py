@@ -1,0 +1,286 @@
+"""Cost of a step vs mesh size, and the linear-solve backends (dense / sparse crossover).
+
+Part 1 — stepping: square 1 m × 1 m light-cotton quad sheets (N×N nodes, N = 20, 32, 50, 71, 100)
+hanging from their two top corners (fixed), dt 0.01. A few warm-up steps (numba compilation,
+Schur pattern, CHOLMOD symbolic analysis), then a few dozen timed steps. Reports ms/step, mean
+fast-projection iterations, ms per iteration (projection time / iterations), the share of the
+step spent in the projection, and the growth exponent (log-log slope of ms/step vs nodes).
+
+Part 2 — backends: at the last state of each run (and, for the crossover, at smaller sheets
+after 10 steps), the Schur complement S = ∇C M⁻¹ ∇Cᵀ of the enforced rows is built once with
+``SchurSystem(..., dense=False).matrix(AX)`` and, for c = C(x):
+
+- ``spd_factor(S, regularization=1e-9, backend=b).solve(c)`` for b = dense (k ≤ 3000; S passed as
+  an ndarray, conversion not timed), cholmod (the cholespy wheel: analysis + factorization on
+  every call), splu (SciPy SuperLU);
+- CHOLMOD through scikit-sparse as SchurSystem uses it (symbolic analysis once, then
+  ``cholesky_inplace`` + solve per iteration), with the analysis time shown separately;
+- the whole per-iteration linear-algebra path ``SchurSystem.solve(AX, c)`` (assembly + factor +
+  solve) with dense=True (LAPACK) and dense=False (sparse CHOLMOD): this is what
+  ``DENSE_LIMIT`` in ``isocloth/solvers/linalg.py`` chooses between.
+
+Each timing is the median of repeats (≥ 1, up to ~0.3 s per measurement).
+
+Usage: python benchmarks/bench_scaling.py [--quick] [--steps 30] [--sizes 20 32 50 71 100]
+       [--budget 240] [--blas-threads N] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import configure_threads  # noqa: E402
+
+THREADS = configure_threads()
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+import warnings  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from _common import build_sheet, print_machine  # noqa: E402
+
+DT = 0.01
+DENSE_MAX = 3000
+
+
+def timeit(f, budget=0.3, max_rep=15):
+    """Median wall time [ms] of f() over repeats (at least one; stop after ~budget s)."""
+    ts = []
+    t_end = time.perf_counter() + budget
+    while len(ts) < max_rep:
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+        if time.perf_counter() > t_end and len(ts) >= 1:
+            break
+    return 1e3 * float(np.median(ts))
+
+
+class _Timed:
+    def __init__(self, f):
+        self.f, self.t = f, 0.0
+
+    def __call__(self, *a, **k):
+        t = time.perf_counter()
+        try:
+            return self.f(*a, **k)
+        finally:
+            self.t += time.perf_counter() - t
+
+
+def sheet(n):
+    return build_sheet(f"sheet-{n}x{n}", 1.0, 1.0, n, n, dt=DT, duration=1.0)
+
+
+def run_size(n, steps, step_budget_s):
+    """Warm up, then time up to `steps` steps from the initial state, fewer when the next step would
+    overrun `step_budget_s` (at least one). Returns (row, scene, final state)."""
+    t0 = time.perf_counter()
+    sc = sheet(n)
+    build = time.perf_counter() - t0
+    st, s0 = sc.stepper, sc.initial_state
+    # warm-up: one step capped at one projection iteration (compiles the numba kernels, builds the
+    # Schur pattern and CHOLMOD's symbolic analysis, which the solver caches) -- a full step costs
+    # ~1 min at 100x100
+    t0 = time.perf_counter()
+    cap, st.solver.max_iterations = st.solver.max_iterations, 1
+    try:
+        st.step(s0)
+    finally:
+        st.solver.max_iterations = cap
+    warm = time.perf_counter() - t0
+    proj, pred = _Timed(st.project), _Timed(st.predict)
+    st.project, st.predict = proj, pred  # instance attributes shadow the methods step() calls
+    walls, its, res, unconv = [], [], [], 0
+    t_start = time.perf_counter()
+    s = s0
+    for k in range(steps):
+        t = time.perf_counter()
+        s, info = st.step(s)
+        walls.append(time.perf_counter() - t)
+        its.append(info.iterations)
+        res.append(info.residual)
+        unconv += not info.converged
+        if time.perf_counter() - t_start + walls[-1] > step_budget_s:
+            break
+    del st.project, st.predict
+    walls = np.array(walls)
+    m = sc.model
+    total_its = int(np.sum(its))
+    row = {
+        "N": n, "nodes": m.node_count, "rows": int(m.active_rows.size), "steps": len(walls),
+        "steps_requested": steps, "build_s": build, "warmup_s": warm,
+        "ms_per_step": 1e3 * walls.mean(), "median_ms_per_step": 1e3 * float(np.median(walls)),
+        "mean_iterations": float(np.mean(its)), "max_iterations": int(np.max(its)),
+        "ms_per_iteration": 1e3 * proj.t / max(total_its, 1),
+        "projection_share": proj.t / walls.sum(), "predictor_share": pred.t / walls.sum(),
+        "max_residual": float(np.max(res)), "unconverged_steps": unconv,
+        "max_iterations_cap": st.solver.max_iterations,
+    }
+    return row, sc, s
+
+
+def backend_times(sc, x, *, include_slow=True):
+    """Linear-solve timings at positions x for the scene's Schur complement."""
+    from isocloth.solvers.linalg import spd_factor
+    from isocloth.solvers.schur import SchurSystem, _cholmod
+
+    m = sc.model
+    C, rows, w = m.constraints, m.active_rows, m.inverse_masses
+    AX = C.A @ x
+    c = np.ascontiguousarray(C.value_from(AX, x)[rows])
+    sparse_sys = SchurSystem(C.pair_row, C.pair_node, rows, w, C.row_count, dense=False)
+    S = sparse_sys.matrix(AX).copy()
+    k = S.shape[0]
+    out = {"k": k, "nnz_S": int(S.nnz)}
+    sol = {}
+
+    def run(b, M):
+        sol[b] = spd_factor(M, regularization=1e-9, backend=b).solve(c)
+
+    if k <= DENSE_MAX:
+        D = S.toarray()
+        out["dense_ms"] = timeit(lambda: run("dense", D))
+        dense_sys = SchurSystem(C.pair_row, C.pair_node, rows, w, C.row_count, dense=True)
+        out["asm_dense_ms"] = timeit(lambda: dense_sys.matrix(AX))
+        out["path_dense_ms"] = timeit(lambda: dense_sys.solve(AX, c, 1e-9, "dense"))
+        del D, dense_sys
+    out["cholespy_ms"] = timeit(lambda: run("cholmod", S))
+    if include_slow or k <= 20000:
+        out["splu_ms"] = timeit(lambda: run("splu", S), budget=0.2, max_rep=5)
+    out["asm_sparse_ms"] = timeit(lambda: sparse_sys.matrix(AX))
+    cm = _cholmod()
+    if cm is not None:
+        eps = 1e-9 * float(S.diagonal().max())
+        out["sks_analyze_ms"] = timeit(lambda: cm.analyze(S, mode="auto"), max_rep=5)
+        f = cm.analyze(S, mode="auto")
+        out["sks_factor_ms"] = timeit(lambda: f.cholesky_inplace(S, beta=eps))
+        out["sks_solve_ms"] = timeit(lambda: f(c))
+        out["nnz_L"] = int(f.L().nnz)
+        sol["sksparse"] = f(c)
+        sparse_sys.solve(AX, c, 1e-9, "auto")  # analysis done once here, as in the solver
+        out["path_sparse_ms"] = timeit(lambda: sparse_sys.solve(AX, c, 1e-9, "auto"))
+    ref = sol.get("splu", sol.get("sksparse"))
+    out["max_rel_diff"] = max(float(np.linalg.norm(v - ref) / max(np.linalg.norm(ref), 1e-300)) for v in sol.values())
+    return out
+
+
+def slope(xs, ys):
+    return float(np.polyfit(np.log(xs), np.log(ys), 1)[0])
+
+
+def fmt(v, nd=2):
+    return "–" if v is None else f"{v:.{nd}f}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", type=int, nargs="*", default=[20, 32, 50, 71, 100], help="nodes per side")
+    ap.add_argument("--crossover-sizes", type=int, nargs="*", default=[8, 10, 12, 14, 16, 18, 24, 28],
+                    help="extra (small) sheets for the backend-only crossover sweep")
+    ap.add_argument("--steps", type=int, default=30, help="timed steps per size (after warm-up)")
+    ap.add_argument("--budget", type=float, default=200.0,
+                    help="wall-time budget [s] for the stepping part; later sizes get fewer steps")
+    ap.add_argument("--quick", action="store_true", help="sizes 20 32 50, 10 steps")
+    ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (0 = library default); default 1")
+    ap.add_argument("--json", help="write the results to this JSON file")
+    args = ap.parse_args()
+    if args.quick:
+        args.sizes, args.steps, args.crossover_sizes = [20, 32, 50], 10, [10, 14]
+    warnings.filterwarnings("ignore", category=UserWarning)  # sksparse's "not in CSC format" notes
+    print_machine(THREADS)
+    print(f"sheets: 1 m x 1 m, light-cotton, two top corners fixed, dt {DT}, warm-up = 1 step capped at 1 iteration, "
+          f"{args.steps} timed steps requested per size, stepping budget {args.budget:.0f} s")
+    t_all = time.perf_counter()
+
+    rows, backs = [], []
+    sizes = sorted(args.sizes)
+    for i, n in enumerate(sizes):
+        spent = time.perf_counter() - t_all
+        # share what is left of the budget, giving the larger (later) sizes the larger part
+        left = max(args.budget - spent, 10.0)
+        weights = np.array([s**2 for s in sizes[i:]], float) ** 1.2  # rough cost growth
+        step_budget = left * weights[0] / weights.sum()
+        row, sc, s = run_size(n, args.steps, step_budget)
+        rows.append(row)
+        note = "" if row["steps"] == row["steps_requested"] else f" (cut to {row['steps']} steps by the budget)"
+        print(f"  {n}x{n}: {row['nodes']} nodes, {row['rows']} rows, {row['ms_per_step']:.1f} ms/step, "
+              f"{row['mean_iterations']:.2f} it/step, {row['unconverged_steps']} unconverged, "
+              f"budget {step_budget:.0f} s{note}", flush=True)
+        b = backend_times(sc, s.x)
+        b.update(N=n, nodes=row["nodes"], state="after run")
+        backs.append(b)
+        print(f"    backends done (k = {b['k']})", flush=True)
+
+    for n in sorted(args.crossover_sizes):
+        if n in sizes:
+            continue
+        sc = sheet(n)
+        s = sc.initial_state
+        for _ in range(10):
+            s, _ = sc.stepper.step(s)
+        b = backend_times(sc, s.x)
+        b.update(N=n, nodes=sc.model.node_count, state="after 10 steps")
+        backs.append(b)
+    backs.sort(key=lambda b: b["k"])
+
+    # ---------------------------------------------------------------- tables
+    print("\n### Stepping cost vs size\n")
+    print("| N×N | nodes | enforced rows | timed steps | ms/step (median) | mean it/step (max) | ms/iteration "
+          "| projection share | unconverged steps | max residual | warm-up [s] |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        cut = "" if r["steps"] == r["steps_requested"] else " (cut by budget)"
+        print(f"| {r['N']}² | {r['nodes']} | {r['rows']} | {r['steps']}{cut} | {r['ms_per_step']:.1f} "
+              f"({r['median_ms_per_step']:.1f}) | {r['mean_iterations']:.2f} ({r['max_iterations']}) "
+              f"| {r['ms_per_iteration']:.1f} | {100 * r['projection_share']:.0f} % | {r['unconverged_steps']} "
+              f"| {r['max_residual']:.1e} | {r['warmup_s']:.2f} |")
+    print(f"\n(timed steps are the first steps of the fall from the flat initial sheet; an unconverged step hit "
+          f"max_iterations = {rows[0]['max_iterations_cap']} and its residual is above the 1e-3 tolerance)")
+    if len(rows) >= 2:
+        nodes = [r["nodes"] for r in rows]
+        print(f"\ngrowth exponent (log-log slope vs nodes, all sizes): ms/step {slope(nodes, [r['ms_per_step'] for r in rows]):.2f}, "
+              f"ms/iteration {slope(nodes, [r['ms_per_iteration'] for r in rows]):.2f}, "
+              f"iterations {slope(nodes, [r['mean_iterations'] for r in rows]):.2f}")
+        print("pairwise ms/step slopes: " + ", ".join(
+            f"{a['N']}²→{b['N']}² {slope([a['nodes'], b['nodes']], [a['ms_per_step'], b['ms_per_step']]):.2f}"
+            for a, b in zip(rows, rows[1:])))
+
+    print("\n### Linear solve of one projection iteration, by backend [ms, median]\n")
+    print("spd_factor(...).solve(c) columns include factorization + solve; 'CHOLMOD reuse' is scikit-sparse with the"
+          " symbolic analysis done once (what SchurSystem uses); 'path' columns are SchurSystem.solve (assembly + "
+          "factor + solve).\n")
+    print("| N×N | k | nnz(S) | nnz(L) | dense (LAPACK) | cholmod (cholespy) | splu | CHOLMOD reuse: analyze / factor / solve "
+          "| assembly dense / sparse | path dense | path sparse | dense/sparse path | max rel. diff |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for b in backs:
+        ratio = (b["path_dense_ms"] / b["path_sparse_ms"]) if "path_dense_ms" in b and "path_sparse_ms" in b else None
+        print(f"| {b['N']}² | {b['k']} | {b['nnz_S']} | {b.get('nnz_L', '–')} | {fmt(b.get('dense_ms'))} "
+              f"| {fmt(b['cholespy_ms'])} | {fmt(b.get('splu_ms'))} | {fmt(b.get('sks_analyze_ms'))} / "
+              f"{fmt(b.get('sks_factor_ms'))} / {fmt(b.get('sks_solve_ms'), 3)} | {fmt(b.get('asm_dense_ms'))} / "
+              f"{fmt(b['asm_sparse_ms'])} | {fmt(b.get('path_dense_ms'))} | {fmt(b.get('path_sparse_ms'))} "
+              f"| {fmt(ratio)} | {b['max_rel_diff']:.1e} |")
+    cross = [b for b in backs if "path_dense_ms" in b and "path_sparse_ms" in b]
+    if cross:
+        faster_sparse = [b["k"] for b in cross if b["path_sparse_ms"] < b["path_dense_ms"]]
+        faster_dense = [b["k"] for b in cross if b["path_sparse_ms"] >= b["path_dense_ms"]]
+        print(f"\ncrossover (SchurSystem.solve, dense vs CHOLMOD reuse): dense faster at k = {faster_dense}, "
+              f"sparse faster at k = {faster_sparse}")
+        chs = [b["k"] for b in backs if "dense_ms" in b and b["cholespy_ms"] < b["dense_ms"]]
+        print(f"crossover (spd_factor, dense vs cholespy): cholespy faster at k = {chs}")
+        from isocloth.solvers.linalg import DENSE_LIMIT
+
+        print(f"current DENSE_LIMIT = {DENSE_LIMIT}")
+    print(f"\ntotal benchmark time {time.perf_counter() - t_all:.1f} s")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"threads": THREADS, "steps": rows, "backends": backs}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,45 @@
+"""Rigid, kinematically moving obstacles for cloth contact (thesis §3.2, §3.6).
+
+Each obstacle gives the Signorini constraint value H(p, t) = d(p, t) − thickness ≥ 0, its unit
+outward normal ∇H, and the obstacle's surface velocity for friction, for (k, 3) world points.
+"""
+
+from isocloth.contact.obstacles.base import Obstacle
+from isocloth.contact.obstacles.box import ObstacleBox
+from isocloth.contact.obstacles.capsule import ObstacleCapsule
+from isocloth.contact.obstacles.cylinder import ObstacleCylinder
+from isocloth.contact.obstacles.motion import (
+    Motion,
+    MotionComposite,
+    MotionRotation,
+    MotionStatic,
+    MotionTranslation,
+    MotionWaypoints,
+    Pose,
+    rotation_matrix,
+)
+from isocloth.contact.obstacles.needles import ObstacleNeedles
+from isocloth.contact.obstacles.plane import ObstaclePlane
+from isocloth.contact.obstacles.sdf import ObstacleSDF
+from isocloth.contact.obstacles.sphere import ObstacleSphere
+from isocloth.contact.obstacles.trimesh_obstacle import ObstacleMesh
+
+__all__ = [
+    "Obstacle",
+    "ObstaclePlane",
+    "ObstacleBox",
+    "ObstacleSphere",
+    "ObstacleCylinder",
+    "ObstacleCapsule",
+    "ObstacleNeedles",
+    "ObstacleSDF",
+    "ObstacleMesh",
+    "Pose",
+    "rotation_matrix",
+    "Motion",
+    "MotionStatic",
+    "MotionTranslation",
+    "MotionWaypoints",
+    "MotionRotation",
+    "MotionComposite",
+]

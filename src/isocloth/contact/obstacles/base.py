@@ -1,0 +1,194 @@
+"""Abstract rigid obstacle with a signed-distance-like constraint function (thesis §3.2, eq. 3.1).
+
+An obstacle defines H(p, t) ≥ 0 (Signorini condition) for every cloth node p, with outward normal
+∇H. Subclasses implement the geometry once, in reference (local) coordinates, through
+``_sdf_local`` and ``_grad_local``; this base class applies the time-dependent pose of the
+obstacle's :class:`~isocloth.contact.obstacles.motion.Motion`, subtracts the contact offset
+(``thickness``) and provides the obstacle's surface velocity for friction (thesis §3.6.2:
+V = φ̇ − ⟨φ̇, n⟩ n − v_obstacle).
+
+All queries are vectorised over (k, 3) float64 world points [m] at time t [s].
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+from isocloth.contact.obstacles._checks import nonnegative, points3
+from isocloth.contact.obstacles.motion import (
+    Motion,
+    MotionComposite,
+    MotionRotation,
+    MotionStatic,
+    MotionTranslation,
+    MotionWaypoints,
+    Pose,
+    rotation_matrix,
+)
+
+__all__ = [
+    "Obstacle",
+    "Pose",
+    "rotation_matrix",
+    "Motion",
+    "MotionStatic",
+    "MotionTranslation",
+    "MotionWaypoints",
+    "MotionRotation",
+    "MotionComposite",
+]
+
+
+class Obstacle(ABC):
+    """Rigid, kinematically moving obstacle.
+
+    Parameters (keyword-only, shared by all obstacles)
+    ----------
+    mu : float
+        Coulomb-like friction coefficient μ ≥ 0 of this obstacle (thesis eq. 3.2); default 0.
+    thickness : float
+        Contact offset τ ≥ 0 [m]; the constraint surface is the obstacle surface inflated by τ.
+    motion : Motion, optional
+        Kinematic schedule (pose and velocity field); static at the reference pose by default.
+    name : str, optional
+        Label for scenes and logs; defaults to the class' ``kind``.
+
+    Raises
+    ------
+    ValueError
+        ``mu`` or ``thickness`` negative or not finite, ``motion`` not a Motion, ``name`` not a str.
+
+    Notes
+    -----
+    Subclasses implement, in reference coordinates q (k, 3):
+
+    * ``_sdf_local(q) -> (k,)``: signed distance without the offset (positive outside);
+    * ``_grad_local(q) -> (k, 3)``: its unit outward gradient, with a consistent choice at kinks
+      and on the medial axis;
+    * optionally ``_eval_local`` (both at once, when they share work) and ``_closest_local``
+      (closest surface point; default q − φ(q) ∇φ(q), exact for true distance functions).
+    """
+
+    kind = "obstacle"
+
+    def __init__(self, *, mu: float = 0.0, thickness: float = 0.0, motion: Motion | None = None,
+                 name: str | None = None):
+        self.mu = mu
+        self.thickness = thickness
+        if motion is None:
+            motion = MotionStatic()
+        if not isinstance(motion, Motion):
+            raise ValueError(f"motion must be a Motion instance, got {type(motion).__name__}")
+        self.motion = motion
+        if name is not None and not isinstance(name, str):
+            raise ValueError(f"name must be a str, got {type(name).__name__}")
+        self.name = self.kind if name is None else name
+
+    # -- validated parameters -------------------------------------------------------------
+    @property
+    def mu(self) -> float:
+        """Friction coefficient μ ≥ 0."""
+        return self._mu
+
+    @mu.setter
+    def mu(self, value) -> None:
+        self._mu = nonnegative(value, "mu")
+
+    @property
+    def thickness(self) -> float:
+        """Contact offset τ ≥ 0 [m] subtracted from the signed distance."""
+        return self._thickness
+
+    @thickness.setter
+    def thickness(self, value) -> None:
+        self._thickness = nonnegative(value, "thickness")
+
+    # -- geometry in reference coordinates (subclasses) -----------------------------------
+    @abstractmethod
+    def _sdf_local(self, q: np.ndarray) -> np.ndarray:
+        """Signed distance (k,) [m] of reference points q (k, 3), positive outside, no offset."""
+
+    @abstractmethod
+    def _grad_local(self, q: np.ndarray) -> np.ndarray:
+        """Unit outward normal (k, 3) at reference points q (k, 3)."""
+
+    def _eval_local(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return self._sdf_local(q), self._grad_local(q)
+
+    def _closest_local(self, q: np.ndarray) -> np.ndarray:
+        sd, g = self._eval_local(q)
+        return q - sd[:, None] * g
+
+    # -- world-frame queries ---------------------------------------------------------------
+    def _local(self, points, t: float):
+        """(pose at t, reference coordinates (k, 3) of the world points)."""
+        p = points3(points)
+        pose = self.motion.pose(t)
+        return pose, (p if pose.is_identity else pose.apply_inverse(p))
+
+    def to_local(self, points, t: float = 0.0) -> np.ndarray:
+        """World points (k, 3) → reference coordinates (k, 3) at time ``t``."""
+        return self._local(points, t)[1]
+
+    def signed_distance(self, points, t: float = 0.0) -> np.ndarray:
+        """Constraint value H(p, t) = d(p, t) − thickness [m], shape (k,).
+
+        ``d`` is the signed distance to the obstacle surface (positive outside; for
+        :class:`ObstacleNeedles` a height-field function, see there). H ≥ 0 is the
+        Signorini constraint of thesis eq. 3.1.
+
+        Parameters
+        ----------
+        points : (k, 3) array_like
+            World points [m]; a single (3,) point is accepted and treated as (1, 3).
+        t : float
+            Time [s].
+
+        Raises
+        ------
+        ValueError
+            If ``points`` does not have shape (k, 3).
+        """
+        return self._sdf_local(self._local(points, t)[1]) - self._thickness
+
+    def gradient(self, points, t: float = 0.0) -> np.ndarray:
+        """Unit outward normal ∇H(p, t), shape (k, 3), in world coordinates.
+
+        Defined almost everywhere; at kinks, on the medial axis and at the centre of round
+        obstacles each primitive picks a fixed, documented normal.
+        """
+        pose, q = self._local(points, t)
+        g = self._grad_local(q)
+        return g if pose.is_identity else g @ pose.rotation.T
+
+    def evaluate(self, points, t: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """``(signed_distance, gradient)`` in one pass: (k,) [m] and (k, 3) unit."""
+        pose, q = self._local(points, t)
+        sd, g = self._eval_local(q)
+        return sd - self._thickness, (g if pose.is_identity else g @ pose.rotation.T)
+
+    def closest_points(self, points, t: float = 0.0) -> np.ndarray:
+        """Closest points (k, 3) [m] on the obstacle surface (thickness not included), world frame.
+
+        Exact for true distance functions; :class:`ObstacleNeedles` returns the vertical foot point.
+        """
+        pose, q = self._local(points, t)
+        c = self._closest_local(q)
+        return c if pose.is_identity else pose.apply(c)
+
+    def surface_velocity(self, points, t: float = 0.0) -> np.ndarray:
+        """Velocity [m/s], shape (k, 3), of the obstacle material at the surface points closest to ``points``.
+
+        This is v^obstacle in the relative tangential velocity of friction,
+        V = φ̇ − ⟨φ̇, n⟩ n − v^obstacle (thesis §3.6.2). It is the rigid velocity field of
+        ``motion`` evaluated at :meth:`closest_points` (on the bare surface, without thickness).
+        """
+        p = points3(points)
+        if self.motion.is_static:
+            return np.zeros_like(p)
+        return self.motion.velocity_at(self.closest_points(p, t), t)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, mu={self._mu}, thickness={self._thickness})"
