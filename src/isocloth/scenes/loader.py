@@ -281,13 +281,29 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
     b = ModelBuilder().set_cloth(mesh, material_of(cfg.cloth), constraint_mode=cfg.cloth.constraint_mode,
                                  corner_angle_deg=cfg.cloth.corner_angle_deg,
                                  initial_velocity=cfg.cloth.initial_velocity)
+    from isocloth.scenes.obstacle_specs import build_obstacle
+
+    for spec in cfg.obstacles:
+        try:
+            b.add_obstacle(build_obstacle(spec, lambda name: _resolve_file(name, base_dir)))
+        except ValueError as exc:
+            raise SceneError(f"obstacle {spec.name or spec.type}: {exc}") from None
     for i, g in enumerate(cfg.grasps):
         b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
                     name=g.name or f"grasp{i}")
     model = b.finalize()
     sim = cfg.simulation
-    stepper = Stepper(model, dt=sim.dt, solver=SolverProjection(tolerance=sim.tolerance,
-                                                                 max_iterations=sim.max_iterations))
+    contact = None
+    if model.obstacles:
+        from isocloth.solvers.active_set import SolverActiveSet
+        from isocloth.solvers.interior_point import SolverInteriorPoint
+        from isocloth.step.contact_projection import ContactProjection
+
+        qp = SolverActiveSet() if sim.solver == "active-set" else SolverInteriorPoint()
+        contact = ContactProjection(qp_solver=qp, tolerance=sim.tolerance, max_iterations=sim.max_iterations,
+                                    penetration_tolerance=sim.penetration_tolerance, margin=sim.contact_margin)
+    stepper = Stepper(model, dt=sim.dt, contact_solver=contact,
+                      solver=SolverProjection(tolerance=sim.tolerance, max_iterations=sim.max_iterations))
     state = model.initial_state()
     if cfg.cloth.relax_initial:
         relax = SolverProjection(tolerance=sim.tolerance, max_iterations=500)

@@ -7,53 +7,15 @@ dimension (``dt = "3 kg"``) is an error that names the field and the expected un
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import Field, model_validator
 
 __all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec"]
 
 
-@lru_cache(maxsize=1)
-def _ureg():
-    import pint
-
-    return pint.UnitRegistry()
-
-
-def _to_si(unit: str):
-    def convert(v):
-        if isinstance(v, str):
-            ureg = _ureg()
-            try:
-                q = ureg.Quantity(v)
-            except Exception as exc:  # pint raises several error types
-                raise ValueError(f"cannot read {v!r} as a quantity in {unit}: {exc}") from None
-            try:
-                return float(q.to(unit).magnitude)
-            except Exception:
-                raise ValueError(f"{v!r} has units of {q.dimensionality}; expected a quantity in {unit}") from None
-        if isinstance(v, (list, tuple)):
-            return [convert(x) for x in v]
-        return v
-
-    return BeforeValidator(convert)
-
-
-Length = Annotated[float, _to_si("m")]
-Time = Annotated[float, _to_si("s")]
-Frequency = Annotated[float, _to_si("Hz")]
-AreaDensity = Annotated[float, _to_si("kg/m^2")]
-DampingRate = Annotated[float, _to_si("kg/m^2/s")]
-Angle = Annotated[float, _to_si("rad")]
-AngularVelocity = Annotated[float, _to_si("rad/s")]
-Vec3 = Annotated[tuple[float, float, float], _to_si("m")]
-Vec3Free = tuple[float, float, float]
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from isocloth.scenes.quantities import (  # noqa: E402
+    Angle, AngularVelocity, AreaDensity, DampingRate, Frequency, Length, Time, Vec3, Vec3Free, _Strict, _to_si)
 
 
 # ------------------------------------------------------------------ cloth mesh
@@ -212,6 +174,10 @@ class SimulationSpec(_Strict):
     duration: Time = Field(default=5.0, gt=0)
     tolerance: float = Field(default=1e-3, gt=0, lt=1)
     max_iterations: int = Field(default=50, ge=1)
+    solver: Literal["active-set", "interior-point"] = Field(
+        default="active-set", description="QP solver for contacts (interior point = library baseline)")
+    contact_margin: Length = Field(default=0.01, gt=0, description="contact detection distance")
+    penetration_tolerance: Length = Field(default=1e-4, gt=0, description="ε1 of thesis eq. 3.5")
 
 
 class OutputSpec(_Strict):
@@ -230,5 +196,11 @@ class SceneConfig(_Strict):
     description: str = ""
     cloth: ClothSpec
     grasps: list[GraspSpec] = []
+    obstacles: list[ObstacleSpec] = []
     simulation: SimulationSpec = SimulationSpec()
     output: OutputSpec = OutputSpec()
+
+
+from isocloth.scenes.obstacle_specs import ObstacleSpec  # noqa: E402  (uses the quantities above)
+
+SceneConfig.model_rebuild()

@@ -152,7 +152,7 @@ class SolverActiveSet:
     Parameters (numerics only)
     ----------
     multiplier_tolerance : float
-        A working contact leaves W when its multiplier is below −tol·max(1, |γ|∞).
+        A working contact leaves W when its multiplier is below −tol·|γ|∞.
     feasibility_tolerance : float [m]
         ε1: an observed constraint enters W when A_I Δφ + h < −ε1.
     dependence_tolerance : float
@@ -209,7 +209,8 @@ class SolverActiveSet:
             active_base = [i for i in range(len(base_ineq)) if (mE + i) not in fac.removed]
             gam_rows = [base_ineq[i] for i in active_base] + added_ineq
             gam_vals = np.concatenate([x0[[mE + i for i in active_base]], xK]) if gam_rows else np.zeros(0)
-            scale = max(1.0, float(np.abs(gam_vals).max())) if gam_vals.size else 1.0
+            # relative to the multipliers' own size: cloth QPs have multipliers of order 1e-9
+            scale = float(np.abs(gam_vals).max()) if gam_vals.size else 1.0
             if gam_vals.size and gam_vals.min() < -self.multiplier_tolerance * scale:
                 j = int(np.argmin(gam_vals))  # most negative multiplier leaves W
                 if j < len(active_base):

@@ -2,7 +2,8 @@
 
 Backends (chosen by size, see ``docs/design/linear-algebra.md`` and ``benchmarks/``):
 - "dense": LAPACK Cholesky (scipy.linalg.cho_factor) — fastest for small systems;
-- "cholmod": supernodal CHOLMOD through the ``cholespy`` wheel — large sparse systems;
+- "cholmod": supernodal CHOLMOD — scikit-sparse when installed (needs SuiteSparse headers,
+  installed by setup.sh), else the ``cholespy`` wheel — large sparse systems;
 - "splu": SciPy's SuperLU — fallback when cholespy is unavailable.
 """
 
@@ -78,6 +79,13 @@ def spd_factor(S, *, regularization: float = 0.0, backend: str = "auto") -> SPDF
         return SPDFactor("dense", lambda b: la.cho_solve(c, b, check_finite=False))
     Ss = sp.csc_matrix(S) + eps * sp.identity(m, format="csc")
     if backend == "cholmod":
+        try:
+            from sksparse.cholmod import cholesky
+
+            f = cholesky(Ss.tocsc())
+            return SPDFactor("cholmod", f)
+        except ImportError:
+            pass
         solve = _cholespy(Ss)
         if solve is not None:
             return SPDFactor("cholmod", solve)
