@@ -11,15 +11,19 @@ after 10 steps), the Schur complement S = ∇C M⁻¹ ∇Cᵀ of the enforced ro
 ``SchurSystem(..., dense=False).matrix(AX)`` and, for c = C(x):
 
 - ``spd_factor(S, regularization=1e-9, backend=b).solve(c)`` for b = dense (k ≤ 3000; S passed as
-  an ndarray, conversion not timed), cholmod (the cholespy wheel: analysis + factorization on
-  every call), splu (SciPy SuperLU);
+  an ndarray, conversion not timed), cholmod (scikit-sparse when installed, else cholespy; a new
+  analysis + factorization on every call), splu (SciPy SuperLU);
+- the cholespy wheel alone (through ``linalg._cholespy``; analysis + factorization every call);
 - CHOLMOD through scikit-sparse as SchurSystem uses it (symbolic analysis once, then
   ``cholesky_inplace`` + solve per iteration), with the analysis time shown separately;
 - the whole per-iteration linear-algebra path ``SchurSystem.solve(AX, c)`` (assembly + factor +
   solve) with dense=True (LAPACK) and dense=False (sparse CHOLMOD): this is what
   ``DENSE_LIMIT`` in ``isocloth/solvers/linalg.py`` chooses between.
 
-Each timing is the median of repeats (≥ 1, up to ~0.3 s per measurement).
+Each backend timing is the smallest CPU time of this process over repeats (≥ 1, up to ~0.4 s of
+wall per measurement; the largest sizes get a single repeat): on a shared machine wall times of
+anything longer than a scheduler time slice include the other processes. BLAS is single-threaded
+(default), so CPU time ≈ wall time on an idle core.
 
 Usage: python benchmarks/bench_scaling.py [--quick] [--steps 30] [--sizes 20 32 50 71 100]
        [--budget 240] [--blas-threads N] [--json out.json]
@@ -48,29 +52,47 @@ DT = 0.01
 DENSE_MAX = 3000
 
 
-def timeit(f, budget=0.3, max_rep=15):
-    """Median wall time [ms] of f() over repeats (at least one; stop after ~budget s)."""
+def _cholmod_lib() -> str:
+    try:
+        import sksparse.cholmod  # noqa: F401
+
+        return "scikit-sparse (new analysis every call)"
+    except ImportError:
+        return "cholespy"
+
+
+CHOLMOD_LIB = _cholmod_lib()
+
+
+def timeit(f, budget=0.4, max_rep=15):
+    """Smallest CPU time [ms] of this process for f() over repeats (at least one; ~budget s of wall).
+
+    CPU time, and the minimum, because on a shared machine the wall time of anything longer than a
+    scheduler time slice measures the other processes too (BLAS runs single-threaded here)."""
     ts = []
     t_end = time.perf_counter() + budget
     while len(ts) < max_rep:
-        t = time.perf_counter()
+        c = time.process_time()
         f()
-        ts.append(time.perf_counter() - t)
-        if time.perf_counter() > t_end and len(ts) >= 1:
+        ts.append(time.process_time() - c)
+        if time.perf_counter() > t_end:
             break
-    return 1e3 * float(np.median(ts))
+    return 1e3 * float(np.min(ts))
 
 
 class _Timed:
+    """Wraps a callable and accumulates its wall (t) and CPU (cpu) time."""
+
     def __init__(self, f):
-        self.f, self.t = f, 0.0
+        self.f, self.t, self.cpu = f, 0.0, 0.0
 
     def __call__(self, *a, **k):
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         try:
             return self.f(*a, **k)
         finally:
             self.t += time.perf_counter() - t
+            self.cpu += time.process_time() - c
 
 
 def sheet(n):
@@ -96,13 +118,14 @@ def run_size(n, steps, step_budget_s):
     warm = time.perf_counter() - t0
     proj, pred = _Timed(st.project), _Timed(st.predict)
     st.project, st.predict = proj, pred  # instance attributes shadow the methods step() calls
-    walls, its, res, unconv = [], [], [], 0
+    walls, cpus, its, res, unconv = [], [], [], [], 0
     t_start = time.perf_counter()
     s = s0
     for k in range(steps):
-        t = time.perf_counter()
+        c, t = time.process_time(), time.perf_counter()
         s, info = st.step(s)
         walls.append(time.perf_counter() - t)
+        cpus.append(time.process_time() - c)
         its.append(info.iterations)
         res.append(info.residual)
         unconv += not info.converged
@@ -115,9 +138,9 @@ def run_size(n, steps, step_budget_s):
     row = {
         "N": n, "nodes": m.node_count, "rows": int(m.active_rows.size), "steps": len(walls),
         "steps_requested": steps, "build_s": build, "warmup_s": warm,
-        "ms_per_step": 1e3 * walls.mean(), "median_ms_per_step": 1e3 * float(np.median(walls)),
+        "ms_per_step": 1e3 * walls.mean(), "cpu_ms_per_step": 1e3 * float(np.mean(cpus)), "median_ms_per_step": 1e3 * float(np.median(walls)),
         "mean_iterations": float(np.mean(its)), "max_iterations": int(np.max(its)),
-        "ms_per_iteration": 1e3 * proj.t / max(total_its, 1),
+        "ms_per_iteration": 1e3 * proj.t / max(total_its, 1), "cpu_ms_per_iteration": 1e3 * proj.cpu / max(total_its, 1),
         "projection_share": proj.t / walls.sum(), "predictor_share": pred.t / walls.sum(),
         "max_residual": float(np.max(res)), "unconverged_steps": unconv,
         "max_iterations_cap": st.solver.max_iterations,
@@ -150,7 +173,24 @@ def backend_times(sc, x, *, include_slow=True):
         out["asm_dense_ms"] = timeit(lambda: dense_sys.matrix(AX))
         out["path_dense_ms"] = timeit(lambda: dense_sys.solve(AX, c, 1e-9, "dense"))
         del D, dense_sys
-    out["cholespy_ms"] = timeit(lambda: run("cholmod", S))
+    # spd_factor's "cholmod" backend: scikit-sparse when installed (fresh analysis every call), else cholespy
+    out["cholmod_ms"] = timeit(lambda: run("cholmod", S))
+    # the cholespy wheel itself (analysis + factorization on every call), timed through linalg's wrapper
+    try:
+        import cholespy  # noqa: F401
+        import scipy.sparse as sp
+
+        from isocloth.solvers.linalg import _cholespy
+
+        eps0 = 1e-9 * float(S.diagonal().max())
+
+        def run_cholespy():
+            Ss = sp.csc_matrix(S) + eps0 * sp.identity(k, format="csc")
+            sol["cholespy"] = _cholespy(Ss)(c)
+
+        out["cholespy_ms"] = timeit(run_cholespy)
+    except ImportError:
+        pass
     if include_slow or k <= 20000:
         out["splu_ms"] = timeit(lambda: run("splu", S), budget=0.2, max_rep=5)
     out["asm_sparse_ms"] = timeit(lambda: sparse_sys.matrix(AX))
@@ -231,37 +271,41 @@ def main() -> None:
 
     # ---------------------------------------------------------------- tables
     print("\n### Stepping cost vs size\n")
-    print("| N×N | nodes | enforced rows | timed steps | ms/step (median) | mean it/step (max) | ms/iteration "
-          "| projection share | unconverged steps | max residual | warm-up [s] |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| N×N | nodes | enforced rows | timed steps | ms/step (median) | CPU ms/step | mean it/step (max) "
+          "| ms/iteration (CPU) | projection share | unconverged steps | max residual | warm-up [s] |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         cut = "" if r["steps"] == r["steps_requested"] else " (cut by budget)"
         print(f"| {r['N']}² | {r['nodes']} | {r['rows']} | {r['steps']}{cut} | {r['ms_per_step']:.1f} "
-              f"({r['median_ms_per_step']:.1f}) | {r['mean_iterations']:.2f} ({r['max_iterations']}) "
-              f"| {r['ms_per_iteration']:.1f} | {100 * r['projection_share']:.0f} % | {r['unconverged_steps']} "
+              f"({r['median_ms_per_step']:.1f}) | {r['cpu_ms_per_step']:.1f} | {r['mean_iterations']:.2f} ({r['max_iterations']}) "
+              f"| {r['ms_per_iteration']:.1f} ({r['cpu_ms_per_iteration']:.1f}) | {100 * r['projection_share']:.0f} % | {r['unconverged_steps']} "
               f"| {r['max_residual']:.1e} | {r['warmup_s']:.2f} |")
     print(f"\n(timed steps are the first steps of the fall from the flat initial sheet; an unconverged step hit "
           f"max_iterations = {rows[0]['max_iterations_cap']} and its residual is above the 1e-3 tolerance)")
     if len(rows) >= 2:
         nodes = [r["nodes"] for r in rows]
         print(f"\ngrowth exponent (log-log slope vs nodes, all sizes): ms/step {slope(nodes, [r['ms_per_step'] for r in rows]):.2f}, "
-              f"ms/iteration {slope(nodes, [r['ms_per_iteration'] for r in rows]):.2f}, "
+              f"CPU ms/step {slope(nodes, [r['cpu_ms_per_step'] for r in rows]):.2f}, "
+              f"ms/iteration {slope(nodes, [r['ms_per_iteration'] for r in rows]):.2f} "
+              f"(CPU {slope(nodes, [r['cpu_ms_per_iteration'] for r in rows]):.2f}), "
               f"iterations {slope(nodes, [r['mean_iterations'] for r in rows]):.2f}")
         print("pairwise ms/step slopes: " + ", ".join(
             f"{a['N']}²→{b['N']}² {slope([a['nodes'], b['nodes']], [a['ms_per_step'], b['ms_per_step']]):.2f}"
             for a, b in zip(rows, rows[1:])))
 
-    print("\n### Linear solve of one projection iteration, by backend [ms, median]\n")
-    print("spd_factor(...).solve(c) columns include factorization + solve; 'CHOLMOD reuse' is scikit-sparse with the"
-          " symbolic analysis done once (what SchurSystem uses); 'path' columns are SchurSystem.solve (assembly + "
-          "factor + solve).\n")
-    print("| N×N | k | nnz(S) | nnz(L) | dense (LAPACK) | cholmod (cholespy) | splu | CHOLMOD reuse: analyze / factor / solve "
+    print("\n### Linear solve of one projection iteration, by backend [CPU ms, best of repeats]\n")
+    print(f"spd_factor(S, regularization=1e-9, backend=b).solve(c) columns (dense, cholmod, splu) include "
+          f"factorization + solve; spd_factor's 'cholmod' backend is {CHOLMOD_LIB}; 'cholespy' is the cholespy wheel "
+          "(analysis + factorization every call, as spd_factor uses it without scikit-sparse); 'CHOLMOD reuse' is "
+          "scikit-sparse with the symbolic analysis done once (what SchurSystem uses); 'path' columns are "
+          "SchurSystem.solve (assembly + factor + solve).\n")
+    print("| N×N | k | nnz(S) | nnz(L) | dense (LAPACK) | cholmod | cholespy | splu | CHOLMOD reuse: analyze / factor / solve "
           "| assembly dense / sparse | path dense | path sparse | dense/sparse path | max rel. diff |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for b in backs:
         ratio = (b["path_dense_ms"] / b["path_sparse_ms"]) if "path_dense_ms" in b and "path_sparse_ms" in b else None
         print(f"| {b['N']}² | {b['k']} | {b['nnz_S']} | {b.get('nnz_L', '–')} | {fmt(b.get('dense_ms'))} "
-              f"| {fmt(b['cholespy_ms'])} | {fmt(b.get('splu_ms'))} | {fmt(b.get('sks_analyze_ms'))} / "
+              f"| {fmt(b['cholmod_ms'])} | {fmt(b.get('cholespy_ms'))} | {fmt(b.get('splu_ms'))} | {fmt(b.get('sks_analyze_ms'))} / "
               f"{fmt(b.get('sks_factor_ms'))} / {fmt(b.get('sks_solve_ms'), 3)} | {fmt(b.get('asm_dense_ms'))} / "
               f"{fmt(b['asm_sparse_ms'])} | {fmt(b.get('path_dense_ms'))} | {fmt(b.get('path_sparse_ms'))} "
               f"| {fmt(ratio)} | {b['max_rel_diff']:.1e} |")
@@ -271,12 +315,15 @@ def main() -> None:
         faster_dense = [b["k"] for b in cross if b["path_sparse_ms"] >= b["path_dense_ms"]]
         print(f"\ncrossover (SchurSystem.solve, dense vs CHOLMOD reuse): dense faster at k = {faster_dense}, "
               f"sparse faster at k = {faster_sparse}")
-        chs = [b["k"] for b in backs if "dense_ms" in b and b["cholespy_ms"] < b["dense_ms"]]
-        print(f"crossover (spd_factor, dense vs cholespy): cholespy faster at k = {chs}")
+        chs = [b["k"] for b in backs if "dense_ms" in b and b["cholmod_ms"] < b["dense_ms"]]
+        print(f"crossover (spd_factor, dense vs cholmod = {CHOLMOD_LIB}): cholmod faster at k = {chs}")
+        chs = [b["k"] for b in backs if "dense_ms" in b and b.get("cholespy_ms", np.inf) < b["dense_ms"]]
+        print(f"crossover (dense vs cholespy wheel, no scikit-sparse): cholespy faster at k = {chs}")
         from isocloth.solvers.linalg import DENSE_LIMIT
 
         print(f"current DENSE_LIMIT = {DENSE_LIMIT}")
-    print(f"\ntotal benchmark time {time.perf_counter() - t_all:.1f} s")
+    print(f"\ntotal benchmark time {time.perf_counter() - t_all:.1f} s; load average at the end "
+          + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"threads": THREADS, "steps": rows, "backends": backs}, f, indent=1)

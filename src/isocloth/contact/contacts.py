@@ -12,7 +12,14 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Contacts", "detect_contacts"]
+__all__ = ["Contacts", "detect_contacts", "KEY_STRIDE", "node_of_key"]
+
+KEY_STRIDE = 1024  # contact key = node · KEY_STRIDE + obstacle index (at most 1024 obstacles)
+
+
+def node_of_key(key: int) -> int:
+    """The cloth node of a contact key."""
+    return int(key) // KEY_STRIDE
 
 
 @dataclass
@@ -42,7 +49,7 @@ class Contacts:
 
     def keys(self) -> np.ndarray:
         """(c,) int64 identifiers node·K + obstacle (for warm starts across iterations and steps)."""
-        return self.nodes * 1024 + self.obstacle
+        return self.nodes * KEY_STRIDE + self.obstacle
 
     def jacobian(self, node_count: int) -> sp.csr_matrix:
         """∇H as a (c, 3n) sparse matrix: row r has the normal at the three coordinates of its node."""

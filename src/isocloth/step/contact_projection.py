@@ -5,12 +5,16 @@ Iteration j linearises inextensibility and contacts around φ_j and solves the Q
     min ½ Δφᵀ M Δφ − Δφᵀ f_μ(φ̇_j)   s.t.  C(φ_j) + ∇C Δφ = 0,   H(φ_j) + ∇H Δφ ≥ 0,
 
 with a QP solver (active-set by default, interior point as baseline). Friction is lagged one
-iteration (eq. 3.2–3.4): f_μ = −μ V (Δβ_j), Δβ_i = ‖∇H_iᵀ Δγ_i‖ from the previous iteration's
-contact multipliers and V the unit tangential velocity of the node relative to the obstacle
-surface (obstacle surface velocity included). The friction displacement of a node is capped at
-its tangential displacement in the step, so friction can stop sliding (static friction) but
-never reverse it. Stopping (eq. 3.5): relative inextensibility residual ≤ tolerance (ε0),
-min H ≥ −ε1 and max |Δφ| < ε2 once friction is present.
+iteration (eq. 3.2–3.4) and enters the QP as a linear term: the friction force of a contact is
+F_i = −μ Γ_i V_i with Γ_i = Σ_j ‖∇H_iᵀ Δγ_{i,j}‖ the normal impulse accumulated over the
+iterations so far and V_i the unit tangential velocity of the node relative to the obstacle surface
+(obstacle surface velocity included); each QP receives the change of F since the previous one.
+Static friction: the magnitude is limited to the force that stops the sliding, estimated from
+the node's observed tangential compliance (secant update over iterations, which includes the
+coupling through the inextensibility constraints; the first estimate is the node's own inverse
+mass), so friction stops a sliding cloth but never reverses it. Stopping (eq. 3.5): relative
+inextensibility residual ≤ tolerance (ε0), min H ≥ −ε1, and friction settled (its change would
+move no node by more than ε2).
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from isocloth.contact.contacts import Contacts, detect_contacts
+from isocloth.contact.contacts import Contacts, detect_contacts, node_of_key
 from isocloth.solvers.active_set import SolverActiveSet
 from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
 
@@ -89,9 +93,7 @@ class ContactProjection:
         log = IterLog()
         lam = np.zeros(cons.row_count)
         keys_W = np.zeros(0, dtype=np.int64) if warm_keys is None else np.asarray(warm_keys, dtype=np.int64)
-        prev_beta: dict[int, float] = {}
-        pending = False  # the last QP produced contact forces whose friction is not applied yet
-        dx_max = np.inf
+        fric = _FrictionState()
         status = SolveStatus.MAX_ITERATIONS
         contacts = None
         for j in range(self.max_iterations + 1):
@@ -101,26 +103,24 @@ class ContactProjection:
             contacts = detect_contacts(model.obstacles, x, t, self.margin, nodes=free_nodes)
             min_gap = float(contacts.gap.min()) if contacts.count else np.inf
             log.residuals.append(res)
+            f = fric.increment(contacts, x, x_prev, dt, w)
+            settled = fric.settled(w, self.step_tolerance)
             # ε1 applies once a QP has been solved; before that any penetration triggers one (a
             # tolerated penetration left for the next step would make the contact velocity jitter)
             gap_ok = min_gap >= (-self.penetration_tolerance if j > 0 else 0.0)
-            if res <= self.tolerance and gap_ok and (not pending or dx_max < self.step_tolerance):
+            if res <= self.tolerance and gap_ok and settled:
                 status = SolveStatus.CONVERGED
                 break
             if j == self.max_iterations:
                 break
-            f = self._friction(contacts, x, x_prev, dt, w, prev_beta)
+            fric.commit()
             keys = contacts.keys()
             working = np.flatnonzero(np.isin(keys, keys_W))
             qp = self.qp_solver.solve_qp(w3, f.ravel(), J[rows], c, contacts.jacobian(n), contacts.gap, working)
             dx = qp.dx.reshape(n, 3)
             x = x + dx
-            dx_max = float(np.abs(dx).max())
             lam[rows] += qp.zeta_E
-            # interior-point solvers leave tiny positive multipliers on inactive rows: ignore them
-            g_min = 1e-9 * float(qp.gamma.max()) if qp.gamma.size else 0.0
-            prev_beta = {int(k): float(g) for k, g, mu in zip(keys, qp.gamma, contacts.mu) if g > g_min and mu > 0}
-            pending = bool(prev_beta)
+            fric.add_normal_impulse(keys, qp.gamma, contacts.mu)
             keys_W = keys[qp.working]
             stats.qp_iterations += qp.iterations
             stats.constraints_added += qp.added
@@ -136,30 +136,72 @@ class ContactProjection:
         return SolveResult(x=x, lam=lam, status=status, iterations=iterations, residual=log.residuals[-1],
                            log=log), stats
 
-    @staticmethod
-    def _friction(contacts: Contacts, x, x_prev, dt, w, prev_beta) -> np.ndarray:
-        """Lagged friction force f_μ (n, 3) [N·s²-scaled, like the multipliers] (thesis eq. 3.2)."""
+
+
+class _FrictionState:
+    """Friction of the contacts of one step, tracked per contact key across iterations."""
+
+    def __init__(self) -> None:
+        self.gamma: dict[int, float] = {}  # accumulated normal impulse Γ per key
+        self.force: dict[int, np.ndarray] = {}  # friction force applied so far, per key
+        self.slide: dict[int, np.ndarray] = {}  # tangential sliding seen when that force was set
+        self.compliance: dict[int, float] = {}  # tangential compliance estimate [m/N]
+        self._pending: dict[int, tuple] = {}
+        self._limit: dict[int, float] = {}
+
+    def add_normal_impulse(self, keys, gamma, mu) -> None:
+        g_min = 1e-9 * float(gamma.max()) if gamma.size else 0.0  # interior point: tiny positive values
+        for k, g, m in zip(keys, gamma, mu):
+            if g > g_min and m > 0:
+                self.gamma[int(k)] = self.gamma.get(int(k), 0.0) + float(g)
+
+    def increment(self, contacts: Contacts, x, x_prev, dt, w) -> np.ndarray:
+        """Change of the friction force (n, 3) to apply in the next QP (thesis eq. 3.2, lagged)."""
         f = np.zeros_like(x)
-        if not prev_beta or contacts.count == 0:
+        self._pending = {}
+        if not self.gamma or contacts.count == 0:
             return f
         keys = contacts.keys()
-        beta = np.array([prev_beta.get(int(k), 0.0) for k in keys])
-        sel = np.flatnonzero((beta > 0) & (contacts.mu > 0))
-        if sel.size == 0:
-            return f
-        nodes = contacts.nodes[sel]
-        nrm = contacts.normal[sel]
-        # tangential displacement of the node relative to the obstacle surface in this step
-        d = x[nodes] - x_prev[nodes] - dt * contacts.surface_velocity[sel]
-        d_t = d - np.einsum("kd,kd->k", d, nrm)[:, None] * nrm
-        length = np.linalg.norm(d_t, axis=1)
-        ok = length > 1e-15
-        if not np.any(ok):
-            return f
-        mag = contacts.mu[sel] * beta[sel]
-        cap = length / np.maximum(w[nodes], 1e-300)  # friction can at most cancel the sliding
-        mag = np.minimum(mag, cap)
-        direction = np.zeros_like(d_t)
-        direction[ok] = d_t[ok] / length[ok, None]
-        np.add.at(f, nodes, -(mag[:, None] * direction))
+        for r in np.flatnonzero(np.isin(keys, list(self.gamma))):
+            k = int(keys[r])
+            node = int(contacts.nodes[r])
+            nrm = contacts.normal[r]
+            d = x[node] - x_prev[node] - dt * contacts.surface_velocity[r]
+            d_t = d - (d @ nrm) * nrm  # tangential sliding relative to the obstacle in this step
+            F_old = self.force.get(k, np.zeros(3))
+            F_t = F_old - (F_old @ nrm) * nrm
+            # compliance: secant over the last change of force, else the node's own inverse mass
+            c = self.compliance.get(k, w[node])
+            if k in self.slide:
+                dF = np.linalg.norm(F_t - self._last_force.get(k, np.zeros(3)))
+                dd = np.linalg.norm(d_t - self.slide[k])
+                if dF > 0 and dd > 0:
+                    c = min(max(dd / dF, 1e-3 * w[node]), 1e3 * w[node])
+            # force that would cancel the remaining sliding, on top of the force applied so far
+            stop = F_t - d_t / c
+            limit = float(contacts.mu[r]) * self.gamma[k]
+            self._limit[k] = limit
+            norm = np.linalg.norm(stop)
+            F_new = stop if norm <= limit else stop * (limit / norm)
+            f[node] += F_new - F_old
+            self._pending[k] = (F_new, d_t, c)
         return f
+
+    def settled(self, w, step_tolerance: float, rel: float = 1e-3) -> bool:
+        """True when no pending change of friction exceeds 0.1 % of its Coulomb limit μΓ (or would
+        move its node by more than 1e-3·ε2)."""
+        for k, (F_new, _, _) in self._pending.items():
+            dF = float(np.linalg.norm(F_new - self.force.get(k, np.zeros(3))))
+            if dF > rel * self._limit[k] and dF * w[node_of_key(k)] > 1e-3 * step_tolerance:
+                return False
+        return True
+
+    def commit(self) -> None:
+        """The increments returned by :meth:`increment` are applied by the next QP."""
+        self._last_force = {k: self.force.get(k, np.zeros(3)) for k in self._pending}
+        for k, (F_new, d_t, c) in self._pending.items():
+            self.force[k] = F_new
+            self.slide[k] = d_t
+            self.compliance[k] = c
+
+    _last_force: dict = {}
