@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import os
+
+# One BLAS thread: the solver's dense factorizations are small, and multithreaded BLAS on a busy
+# 2-core machine made steps up to 15x slower (benchmarks/RESULTS.md). Set before numpy loads.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import json  # noqa: E402
 import sys
 from pathlib import Path
 from typing import Optional

@@ -212,12 +212,8 @@ class SolverActiveSet:
             # relative to the multipliers' own size: cloth QPs have multipliers of order 1e-9
             scale = float(np.abs(gam_vals).max()) if gam_vals.size else 1.0
             if gam_vals.size and gam_vals.min() < -self.multiplier_tolerance * scale:
-                j = int(np.argmin(gam_vals))  # most negative multiplier leaves W
-                if j < len(active_base):
-                    fac.remove_base(mE + active_base[j])
-                else:
-                    fac.remove_added(j - len(active_base))
-                    del added_ineq[j - len(active_base)]
+                # most negative multiplier leaves W
+                _drop_working(fac, int(np.argmin(gam_vals)), active_base, added_ineq, mE)
                 res.removed += 1
                 res.updates += 1
                 continue
@@ -246,12 +242,7 @@ class SolverActiveSet:
                 if alpha.size == 0 or np.abs(alpha).max() < 1e-12:
                     skipped.add(k)  # dependent on the equality rows alone (Lemma 1)
                     continue
-                j = int(np.argmax(np.abs(alpha)))
-                if j < len(active_base):
-                    fac.remove_base(mE + active_base[j])
-                else:
-                    fac.remove_added(j - len(active_base))
-                    del added_ineq[j - len(active_base)]
+                _drop_working(fac, int(np.argmax(np.abs(alpha))), active_base, added_ineq, mE)
                 res.dependent_swaps += 1
             fac.add(a)
             added_ineq.append(k)
@@ -260,6 +251,15 @@ class SolverActiveSet:
         res.converged = False
         res.dx = dx
         return res
+
+
+def _drop_working(fac: _UpdatedFactor, j: int, active_base: list, added_ineq: list, mE: int) -> None:
+    """Move working contact j (numbered base contacts first, then added ones) to the observation set."""
+    if j < len(active_base):
+        fac.remove_base(mE + active_base[j])
+    else:
+        fac.remove_added(j - len(active_base))
+        del added_ineq[j - len(active_base)]
 
 
 def qp_kkt_residuals(w, f, A_E, c_E, A_I, h, res: QPResult) -> dict:
