@@ -188,9 +188,12 @@ class _FrictionState:
         return f
 
     def settled(self, w, step_tolerance: float, rel: float = 1e-3) -> bool:
-        """True when no pending change of friction exceeds 0.1 % of its Coulomb limit μΓ (or would
-        move its node by more than 1e-3·ε2)."""
-        for k, (F_new, _, _) in self._pending.items():
+        """True when every contact either sticks (slides less than ε2 with its force inside the
+        friction cone) or has no pending change of friction above 0.1 % of its Coulomb limit μΓ
+        (that would move its node by more than 1e-3·ε2)."""
+        for k, (F_new, d_t, _) in self._pending.items():
+            if np.linalg.norm(d_t) < step_tolerance and np.linalg.norm(F_new) < self._limit[k]:
+                continue  # sticking: it no longer slides, and its force is inside the cone
             dF = float(np.linalg.norm(F_new - self.force.get(k, np.zeros(3))))
             if dF > rel * self._limit[k] and dF * w[node_of_key(k)] > 1e-3 * step_tolerance:
                 return False
