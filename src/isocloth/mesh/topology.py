@@ -277,30 +277,14 @@ def corner_nodes(mesh: Mesh, angle_deg: float = 45.0) -> np.ndarray:
     return bn[sums <= 180.0 - angle_deg + 1e-9]
 
 
-_G = 1.0 / np.sqrt(3.0)
-_GAUSS = np.array([[-_G, -_G], [_G, -_G], [_G, _G], [-_G, _G]])
-
-
-def _quad_areas(corners: np.ndarray) -> np.ndarray:
-    """Areas [m²] of bilinear quads with corners (q, 4, 3): 2×2 Gauss rule of |φ_ξ × φ_η|."""
-    area = np.zeros(corners.shape[0])
-    for xi, eta in _GAUSS:
-        d_xi = 0.25 * np.array([-(1 - eta), (1 - eta), (1 + eta), -(1 + eta)])
-        d_eta = 0.25 * np.array([-(1 - xi), -(1 + xi), (1 + xi), (1 - xi)])
-        t_xi = np.einsum("k,qkd->qd", d_xi, corners)
-        t_eta = np.einsum("k,qkd->qd", d_eta, corners)
-        area += np.linalg.norm(np.cross(t_xi, t_eta), axis=1)  # Gauss weight 1
-    return area
-
-
 def _areas(tri_corners: np.ndarray, quad_corners: np.ndarray) -> np.ndarray:
-    if tri_corners.shape[0]:
-        tri = 0.5 * np.linalg.norm(np.cross(tri_corners[:, 1] - tri_corners[:, 0],
-                                            tri_corners[:, 2] - tri_corners[:, 0]), axis=1)
-    else:
-        tri = np.zeros(0)
-    quad = _quad_areas(quad_corners) if quad_corners.shape[0] else np.zeros(0)
-    return np.concatenate([tri, quad])
+    """Triangle then quad areas [m²] from corner arrays (t, 3, 3) and (q, 4, 3) (numba kernel)."""
+    from isocloth.mesh._area_kernels import element_areas_kernel
+
+    out = np.empty(tri_corners.shape[0] + quad_corners.shape[0])
+    element_areas_kernel(np.ascontiguousarray(tri_corners, dtype=np.float64).reshape(-1, 3, 3),
+                         np.ascontiguousarray(quad_corners, dtype=np.float64).reshape(-1, 4, 3), out)
+    return out
 
 
 def element_areas(mesh: Mesh, positions: np.ndarray | None = None) -> np.ndarray:

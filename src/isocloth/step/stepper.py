@@ -38,14 +38,22 @@ class Stepper:
         Used when the model has obstacles (default: active-set QPs with the solver's tolerance).
     area_diagnostics : bool
         Compute the area errors of eq. 2.23–2.25 every step (cheap; on by default).
+    blas_threads : int or None
+        Limit BLAS to this many threads (process-wide, via threadpoolctl) when the stepper is
+        created. The solver's dense factorizations are small; multithreaded BLAS made steps up to
+        50x slower on a loaded 2-core machine (benchmarks/RESULTS.md). None leaves BLAS alone.
     """
 
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
-                 contact_solver=None, area_diagnostics: bool = True) -> None:
+                 contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
         self.model = model
         self.dt = float(dt)
+        if blas_threads is not None:
+            from threadpoolctl import threadpool_limits
+
+            threadpool_limits(limits=int(blas_threads), user_api="blas")
         self.solver = solver or SolverProjection()
         if contact_solver is None and model.obstacles:
             from isocloth.step.contact_projection import ContactProjection
