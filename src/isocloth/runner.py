@@ -94,23 +94,14 @@ def _diag_csv(rows: list[dict]) -> str:
 
 
 def _read_diag(path: Path) -> list[dict]:
+    """Rows of diagnostics.csv with the types of StepInfo's fields (int, bool, str, float)."""
     if not path.exists():
         return []
-    out = []
+    proto = StepInfo(0.0, 0, 0.0, True).as_row()
+    parse = {k: (int if type(v) is int else (lambda x: x == "True") if type(v) is bool else
+                 str if type(v) is str else float) for k, v in proto.items()}
     with open(path, newline="") as fh:
-        for r in csv.DictReader(fh):
-            row = {}
-            for k, v in r.items():
-                if k in ("iterations",):
-                    row[k] = int(v)
-                elif k == "converged":
-                    row[k] = v == "True"
-                elif k == "warnings":
-                    row[k] = v
-                else:
-                    row[k] = float(v)
-            out.append(row)
-    return out
+        return [{k: parse[k](v) for k, v in r.items()} for r in csv.DictReader(fh)]
 
 
 def _metadata(scene: Scene, save_every: int) -> dict:

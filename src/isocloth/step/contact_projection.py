@@ -148,6 +148,7 @@ class _FrictionState:
         self.compliance: dict[int, float] = {}  # tangential compliance estimate [m/N]
         self._pending: dict[int, tuple] = {}
         self._limit: dict[int, float] = {}
+        self._last_force: dict[int, np.ndarray] = {}  # force before the last commit, per key
 
     def add_normal_impulse(self, keys, gamma, mu) -> None:
         g_min = 1e-9 * float(gamma.max()) if gamma.size else 0.0  # interior point: tiny positive values
@@ -207,4 +208,3 @@ class _FrictionState:
             self.slide[k] = d_t
             self.compliance[k] = c
 
-    _last_force: dict = {}

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from isocloth.control import Control
+from isocloth.mesh.topology import element_areas, rest_element_areas
 from isocloth.solvers.projection import SolverProjection
 from isocloth.solvers.result import SolveResult, SolveStatus
 from isocloth.state import State
@@ -63,8 +64,6 @@ class Stepper:
         self.contact_solver = contact_solver
         self.predictor = Predictor(model)
         self.area_diagnostics = area_diagnostics
-        from isocloth.mesh.topology import rest_element_areas
-
         self._rest_areas = rest_element_areas(model.mesh)
 
     # ------------------------------------------------------------------ stages
@@ -131,8 +130,6 @@ class Stepper:
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
         if self.area_diagnostics:
-            from isocloth.mesh.topology import element_areas
-
             err = area_errors(element_areas(self.model.mesh, x), self._rest_areas)
             info.area_error_total = err["total"]
             info.area_error_mean = err["mean"]
