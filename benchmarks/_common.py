@@ -155,3 +155,22 @@ class EdgeStretch:
     @property
     def mean_abs(self) -> float:
         return self._abs_sum / max(self._frames, 1)
+
+
+# Projection strategies compared by the benchmarks (SolverProjection keyword arguments).
+# "before" reproduces the solver as it was before factor reuse (commit a2f9d68): a new
+# factorization every iteration, CHOLMOD choosing mode and ordering, strictly monotone line
+# search -- bit for bit (checked on the 8x8 dense and 20x20 sparse sheets).
+STRATEGIES = {
+    "new": {},
+    "before": {"reuse_factor": False, "merit_growth": 1.0, "cholmod_mode": "cholmod", "ordering": "default"},
+}
+
+
+def use_strategy(stepper, strategy: str):
+    """Replace the stepper's SolverProjection by one with ``STRATEGIES[strategy]`` (same tolerance,
+    iteration cap and metric choice); returns the stepper."""
+    from dataclasses import replace
+
+    stepper.solver = replace(stepper.solver, **STRATEGIES[strategy])
+    return stepper

@@ -15,7 +15,15 @@ issue-20x20  1 × 1 m light-cotton, 20×20 nodes, two top corners fixed, dt 0.01
 Peak edge stretch = max over quad edges and frames of (len / rest_len − 1); max residual = largest
 final relative constraint residual of any step (the solver stops at 1e-3).
 
-Usage: python benchmarks/bench_realtime.py [--quick] [--blas-threads N] [--json out.json]
+Strategies (``_common.STRATEGIES``), each scene run with both in the same process, alternating:
+new     the default SolverProjection (factor reuse / chord steps, nested-dissection ordering,
+        simplicial CHOLMOD below 3000 rows, non-monotone line search);
+before  the solver as it was before (a factorization per iteration, CHOLMOD's own mode and
+        ordering, monotone line search) -- bit-identical to commit a2f9d68.
+The speed-up columns are before / new of the same run.
+
+Usage: python benchmarks/bench_realtime.py [--quick] [--only NAME ...] [--strategies new before]
+       [--blas-threads N] [--json out.json]
 """
 
 from __future__ import annotations
@@ -34,7 +42,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from _common import EdgeStretch, build_sheet, print_machine  # noqa: E402
+from _common import STRATEGIES, EdgeStretch, build_sheet, print_machine, use_strategy  # noqa: E402
 
 # Reference real-time factors, QUOTED from the issue / the papers, NOT measured here.
 REFERENCES = {
@@ -64,14 +72,15 @@ def scenes(quick: bool):
         ("hang-a2", lambda: load_scene("hang-a2"), 0.01, 10.0 * f),
         ("a3-9x9", a3_scene, 0.01, 10.0 * f),
         ("sheet-660", lambda: build_sheet("sheet-660", 0.5, 0.8, 20, 33, dt=1 / 60, duration=5.0), 1 / 60, 5.0 * f),
+        # the issue's scene: 1 m x 1 m, 20x20 nodes, hanging from two corners for 5 s
         ("issue-20x20", lambda: build_sheet("issue-20x20", 1.0, 1.0, 20, 20, dt=0.01, duration=5.0), 0.01, 5.0 * f),
     ]
 
 
-def simulate(name, make, dt, duration) -> dict:
+def simulate(name, make, dt, duration, strategy="new") -> dict:
     t0 = time.perf_counter()
     scene = make()
-    st, s0 = scene.stepper, scene.initial_state
+    st, s0 = use_strategy(scene.stepper, strategy), scene.initial_state
     st.step(s0, dt=dt)  # warm-up: numba kernels, Schur pattern, symbolic analysis
     setup = time.perf_counter() - t0
     stretch = EdgeStretch(scene.model.mesh)
@@ -80,6 +89,7 @@ def simulate(name, make, dt, duration) -> dict:
     walls = np.empty(n_steps)
     cpus = np.empty(n_steps)
     its = np.empty(n_steps, dtype=np.int64)
+    facts = np.empty(n_steps, dtype=np.int64)
     res = np.empty(n_steps)
     area_max = np.zeros(n_steps)
     unconverged = 0
@@ -90,6 +100,7 @@ def simulate(name, make, dt, duration) -> dict:
         walls[k] = time.perf_counter() - t
         cpus[k] = time.process_time() - c
         its[k] = info.iterations
+        facts[k] = info.factorizations
         res[k] = info.residual
         unconverged += not info.converged
         area_max[k] = info.area_error_max
@@ -97,9 +108,10 @@ def simulate(name, make, dt, duration) -> dict:
     wall = float(walls.sum())
     m = scene.model
     return {
-        "scene": name, "nodes": m.node_count, "constraints": int(m.constraint_count),
+        "scene": name, "strategy": strategy, "nodes": m.node_count, "constraints": int(m.constraint_count),
         "active_rows": int(m.active_rows.size), "dt": dt, "duration": duration, "steps": n_steps,
         "mean_iterations": float(its.mean()), "max_iterations": int(its.max()),
+        "mean_factorizations": float(facts.mean()),
         "max_residual": float(res.max()), "unconverged_steps": int(unconverged),
         "peak_stretch_pct": 100 * stretch.peak, "peak_compression_pct": -100 * stretch.min,
         "peak_boundary_stretch_pct": 100 * stretch.peak_boundary, "mean_abs_strain_pct": 100 * stretch.mean_abs,
@@ -117,33 +129,49 @@ def fmt_dt(dt):
 
 def print_tables(rows) -> None:
     print("\n### Measured (this machine)\n")
-    print("| scene | nodes | constraints (enforced/total) | dt [s] | sim [s] | mean it/step (max) | max residual "
-          "| peak edge stretch % | ms/step (median, p99) | real-time factor | CPU ms/step | RTF by CPU time | setup [s] |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("| scene | strategy | nodes | constraints (enforced/total) | dt [s] | sim [s] | mean it/step (max) "
+          "| factorizations/step | max residual | peak edge stretch % | ms/step (median, p99) | real-time factor "
+          "| CPU ms/step | RTF by CPU time | setup [s] |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['scene']} | {r['nodes']} | {r['active_rows']}/{r['constraints']} | {fmt_dt(r['dt'])} "
-              f"| {r['duration']:g} | {r['mean_iterations']:.2f} ({r['max_iterations']}) | {r['max_residual']:.2e} "
+        print(f"| {r['scene']} | {r['strategy']} | {r['nodes']} | {r['active_rows']}/{r['constraints']} "
+              f"| {fmt_dt(r['dt'])} | {r['duration']:g} | {r['mean_iterations']:.2f} ({r['max_iterations']}) "
+              f"| {r['mean_factorizations']:.2f} | {r['max_residual']:.2e} "
               f"| {r['peak_stretch_pct']:.3f} | {r['ms_per_step']:.2f} ({r['median_ms_per_step']:.2f}, "
               f"{r['p99_ms_per_step']:.2f}) | **{r['rtf']:.3g}×** | {r['cpu_ms_per_step']:.2f} | {r['rtf_cpu']:.3g}× "
               f"| {r['setup_s']:.2f} |")
     print("\n(real-time factor = simulated s / wall s in Stepper.step; 'by CPU time' uses this process's CPU time "
           "instead, which approximates an idle machine when other processes compete for the cores)")
+    by = {(r["scene"], r["strategy"]): r for r in rows}
+    pairs = [(by[(sc, "before")], by[(sc, "new")]) for sc, stg in by if stg == "new" and (sc, "before") in by]
+    if pairs:
+        print("\n### Speed-up of the new projection over the previous one (same run)\n")
+        print("| scene | it/step before → new | factorizations/step before → new | CPU ms/step before → new "
+              "| **speed-up (CPU)** | speed-up (wall) | RTF (CPU) before → new | peak stretch % before → new |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        for b, n in pairs:
+            print(f"| {n['scene']} | {b['mean_iterations']:.2f} → {n['mean_iterations']:.2f} "
+                  f"| {b['mean_factorizations']:.2f} → {n['mean_factorizations']:.2f} "
+                  f"| {b['cpu_ms_per_step']:.2f} → {n['cpu_ms_per_step']:.2f} "
+                  f"| **{b['cpu_ms_per_step'] / n['cpu_ms_per_step']:.2f}×** | {b['ms_per_step'] / n['ms_per_step']:.2f}× "
+                  f"| {b['rtf_cpu']:.3g}× → {n['rtf_cpu']:.3g}× | {b['peak_stretch_pct']:.2f} → {n['peak_stretch_pct']:.2f} |")
     print("\nEdge strain detail (all frames): peak stretch is over all quad sides; the constraints hold boundary "
           "edges exactly and interior metrics only as nodal averages.\n")
-    print("| scene | unconverged steps | peak stretch % | peak compression % | peak boundary-edge stretch % "
+    print("| scene | strategy | unconverged steps | peak stretch % | peak compression % | peak boundary-edge stretch % "
           "| mean abs edge strain % | max element area error % |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for r in rows:
-        print(f"| {r['scene']} | {r['unconverged_steps']} | {r['peak_stretch_pct']:.3f} | {r['peak_compression_pct']:.3f} "
-              f"| {r['peak_boundary_stretch_pct']:.3f} | {r['mean_abs_strain_pct']:.3f} "
+        print(f"| {r['scene']} | {r['strategy']} | {r['unconverged_steps']} | {r['peak_stretch_pct']:.3f} "
+              f"| {r['peak_compression_pct']:.3f} | {r['peak_boundary_stretch_pct']:.3f} | {r['mean_abs_strain_pct']:.3f} "
               f"| {r['max_element_area_error_pct']:.3f} |")
     print("\n### Against reference numbers — QUOTED from the issue/papers, NOT measured here\n")
-    print("| scene | reference (quoted) | reference RTF | reference stretch % | isocloth RTF (measured, wall / CPU) "
-          "| isocloth peak stretch % | ratio isocloth/reference (wall / CPU) |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| scene | strategy | reference (quoted) | reference RTF | reference stretch % "
+          "| isocloth RTF (measured, wall / CPU) | isocloth peak stretch % | ratio isocloth/reference (wall / CPU) |")
+    print("|---|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         for label, rtf, st in REFERENCES.get(r["scene"], []):
-            print(f"| {r['scene']} | {label} | {rtf:g}× | {st or '–'} | {r['rtf']:.3g}× / {r['rtf_cpu']:.3g}× "
+            print(f"| {r['scene']} | {r['strategy']} | {label} | {rtf:g}× | {st or '–'} "
+                  f"| {r['rtf']:.3g}× / {r['rtf_cpu']:.3g}× "
                   f"| {r['peak_stretch_pct']:.2f} | {r['rtf'] / rtf:.2f} / {r['rtf_cpu'] / rtf:.2f} |")
     print("\n(The reference figures were measured by others on other machines and, for MuJoCo/PyBullet/Newton,"
           " with other models; they are quoted for orientation only.)")
@@ -154,6 +182,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="simulate 1/5 of each duration (smoke test)")
     ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (0 = library default); default 1")
     ap.add_argument("--only", nargs="*", help="subset of scene names")
+    ap.add_argument("--strategies", nargs="*", default=["new", "before"], choices=sorted(STRATEGIES),
+                    help="projection strategies to run (default: new before)")
     ap.add_argument("--json", help="write the results to this JSON file")
     args = ap.parse_args()
     print_machine(THREADS)
@@ -162,9 +192,15 @@ def main() -> None:
     for name, make, dt, dur in scenes(args.quick):
         if args.only and name not in args.only:
             continue
-        r = simulate(name, make, dt, dur)
-        print(f"  {name}: {r['steps']} steps, {r['wall_s']:.2f} s wall, RTF {r['rtf']:.3g}×", flush=True)
-        rows.append(r)
+        # alternate the order of the strategies from scene to scene (load drifts over time)
+        order = args.strategies if len(rows) % 2 == 0 else args.strategies[::-1]
+        for strategy in order:
+            r = simulate(name, make, dt, dur, strategy)
+            print(f"  {name} [{strategy}]: {r['steps']} steps, {r['wall_s']:.2f} s wall, RTF {r['rtf']:.3g}× "
+                  f"(CPU {r['rtf_cpu']:.3g}×), {r['mean_iterations']:.2f} it/step, "
+                  f"{r['mean_factorizations']:.2f} factorizations/step", flush=True)
+            rows.append(r)
+    rows.sort(key=lambda r: ([n for n, *_ in scenes(False)].index(r["scene"]), r["strategy"] != "new"))
     print_tables(rows)
     print(f"\ntotal benchmark time {time.perf_counter() - t_all:.1f} s; load average at the end "
           + " ".join(f"{x:.2f}" for x in os.getloadavg()))

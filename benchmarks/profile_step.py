@@ -30,12 +30,12 @@ STAGES = [
     ("Stepper.step (total)", ("step/stepper.py", "step")),
     ("  predictor (implicit Euler)", ("step/stepper.py", "predict")),
     ("  projection (SolverProjection.solve)", ("solvers/projection.py", "solve")),
-    ("    SchurSystem.solve (assembly+factor+solve)", ("solvers/schur.py", "solve")),
-    ("      Schur assembly (SchurSystem.matrix)", ("solvers/schur.py", "matrix")),
-    ("        numba schur_values", ("solvers/_schur_kernels.py", "schur_values")),
-    ("      CHOLMOD reuse (_cholmod_solve)", ("solvers/schur.py", "_cholmod_solve")),
+    ("    factorization (SchurSystem.factorize, with assembly)", ("solvers/schur.py", "factorize")),
+    ("      Schur assembly, lower triangle (numba schur_values)", ("solvers/_schur_kernels.py", "schur_values")),
+    ("    KKT factorization (KKTSystem.factorize, implicit metric)", ("solvers/kkt.py", "factorize")),
+    ("    triangular solves (SchurSystem.solve_factored)", ("solvers/schur.py", "solve_factored")),
     ("    displacement (numba apply_transpose)", ("solvers/schur.py", "displacement")),
-    ("    constraint values (value_from)", ("fem/inextensibility.py", "value_from")),
+    ("    constraint values + A x (numba constraint_values)", ("solvers/_schur_kernels.py", "constraint_values")),
     ("  area diagnostics (element_areas)", ("mesh/topology.py", "element_areas")),
 ]
 
@@ -87,7 +87,7 @@ def main() -> None:
         cum = sum(v[3] for k, v in stats.stats.items() if k[2] == fn and k[0].endswith(suffix))
         calls = sum(v[1] for k, v in stats.stats.items() if k[2] == fn and k[0].endswith(suffix))
         if calls:
-            print(f"  {label:48s} {cum:8.3f} s {100 * cum / total:6.1f} %  ({calls} calls, "
+            print(f"  {label:60s} {cum:8.3f} s {100 * cum / total:6.1f} %  ({calls} calls, "
                   f"{1e3 * cum / calls:.3f} ms/call)")
     print()
     stats.sort_stats("tottime").print_stats(args.top)

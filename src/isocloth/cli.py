@@ -131,5 +131,264 @@ def summary(run_folder: Path) -> None:
     typer.echo(json.dumps(json.loads(p.read_text()), indent=2))
 
 
+@app.command()
+def check(run_folder: Path = typer.Argument(..., help="a run folder written by 'isocloth run'"),
+          every: int = typer.Option(1, "--every", min=1, help="check every k-th saved frame"),
+          show: int = typer.Option(5, "--show", min=0, help="face pairs listed per frame"),
+          json_out: Optional[Path] = typer.Option(None, "--json", help="also write the report as JSON")) -> None:
+    """Report intersecting face pairs (exact triangle-triangle tests) of every saved frame; exit code 1 if any."""
+    from isocloth.contact.intersection import check_trajectory
+    from isocloth.io.trajectory import load_trajectory
+
+    if not (run_folder / "trajectory.npz").exists():
+        _fail(f"{run_folder} has no trajectory.npz: is it a run folder?")
+    try:
+        report = check_trajectory(load_trajectory(run_folder), every=every)
+    except (OSError, ValueError) as exc:
+        _fail(str(exc))
+    nt = report.face_count
+    for f, t, pairs in zip(report.frames, report.times, report.pairs):
+        if len(pairs):
+            listed = ", ".join(f"({a}, {b})" for a, b in pairs[:show].tolist())
+            more = f", ... (+{len(pairs) - show})" if len(pairs) > show else ""
+            typer.echo(f"frame {f} (t = {t:.4f} s): {len(pairs)} intersecting face pairs: {listed}{more}")
+    if json_out is not None:
+        from isocloth.io.atomic import atomic_write_text
+
+        atomic_write_text(json_out, json.dumps(report.to_dict(), indent=2) + "\n")
+    bad = int((report.counts > 0).sum())
+    typer.echo(f"{len(report.frames)} frames checked ({nt} faces): "
+               + ("no intersections" if bad == 0 else f"{bad} frames with intersections, "
+                  f"{int(report.counts.sum())} face pairs in total"))
+    if bad:
+        raise typer.Exit(1)
+
+
+# ------------------------------------------------------------------ validation: synth, fit, compare
+def _parse_pair(text: str, what: str, sep: str = "x") -> tuple:
+    try:
+        a, b = text.lower().split(sep)
+        return a, b
+    except ValueError:
+        _fail(f"{what} must look like A{sep}B, got {text!r}")
+
+
+def _load_recording(path: Path, units, up_axis, origin, window):
+    """Read a recording (and trim it to --window t0:t1)."""
+    from isocloth.validation.recordings import read_recording
+
+    org = None
+    if origin:
+        try:
+            org = [float(v) for v in origin.split(",")]
+            assert len(org) == 3
+        except (ValueError, AssertionError):
+            _fail(f"--origin must be three numbers x,y,z in metres, got {origin!r}")
+    rec = read_recording(path, units=units, up_axis=up_axis, origin=org)
+    if window:
+        a, b = _parse_pair(window, "--window", ":")
+        rec = rec.window(float(a) if a else None, float(b) if b else None)
+    return rec
+
+
+def _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_window):
+    from isocloth.validation.replay import ReplayOptions
+
+    kw = {"grasp_mode": grasp_mode, "grasp_filter": grasp_filter if grasp_filter and grasp_filter > 0 else None}
+    if marker_grid:
+        a, b = _parse_pair(marker_grid, "--marker-grid")
+        kw["grid"] = (int(a), int(b))
+    if order:
+        kw["order"] = tuple(n.strip() for n in order.split(",") if n.strip())
+    if grasp:
+        kw["grasp"] = tuple(n.strip() for n in grasp.split(",") if n.strip())
+    if error_window:
+        a, b = _parse_pair(error_window, "--error-window", ":")
+        kw["window"] = (float(a) if a else None, float(b) if b else None)
+    return ReplayOptions(**kw)
+
+
+def _parse_fixed(items: list[str]) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            _fail(f"--fix needs name=value, got {item!r}")
+        k, v = item.split("=", 1)
+        try:
+            out[k.strip()] = float(v)
+        except ValueError:
+            _fail(f"--fix {k}: {v!r} is not a number")
+    return out
+
+
+def _validation_errors():
+    from isocloth.mesh.mesh import MeshError
+    from isocloth.scenes.loader import SceneError
+    from isocloth.validation.recordings import RecordingError
+
+    return (RecordingError, SceneError, MeshError, FileNotFoundError, ImportError, KeyError, ValueError)
+
+
+@app.command()
+def synth(scene: str = typer.Argument(..., help="built-in scene name or TOML file (rectangle cloth)"),
+          out: Path = typer.Option(..., "--out", "-o", help="recording file: .csv (Motive), .c3d or .npz"),
+          set_: list[str] = typer.Option([], "--set", help="scene override, e.g. --set cloth.delta=0.09"),
+          duration: Optional[float] = typer.Option(None, "--duration", help="simulated time [s]"),
+          noise: float = typer.Option(0.5e-3, "--noise", help="marker noise σ per coordinate [m]"),
+          dropout: float = typer.Option(0.05, "--dropout", help="fraction of missing samples"),
+          gap: float = typer.Option(5.0, "--gap", help="mean dropout length [frames]"),
+          seed: int = typer.Option(0, "--seed"),
+          refine: int = typer.Option(2, "--refine", help="mesh intervals per marker interval"),
+          every: int = typer.Option(1, "--every", min=1, help="record every k-th step"),
+          shuffle: bool = typer.Option(False, "--shuffle/--no-shuffle", help="write markers in random order"),
+          units: str = typer.Option("mm", "--units", help="length unit written: m, cm, mm"),
+          up_axis: str = typer.Option("z", "--up-axis", help="vertical axis written: z or y (Motive default)")) -> None:
+    """Simulate a scene with known parameters and write a synthetic motion-capture recording."""
+    from isocloth.step.stepper import SimulationDiverged
+    from isocloth.validation.recordings import write_recording
+    from isocloth.validation.synth import synthesize
+
+    try:
+        rec = synthesize(scene, set_, duration=duration, refine=refine, noise=noise, dropout=dropout, mean_gap=gap,
+                         seed=seed, every=every, shuffle=shuffle)
+        opts = {"units": units, "up_axis": up_axis}
+        if out.suffix.lower() == ".csv":
+            opts["notes"] = "isocloth-synth " + json.dumps(rec.metadata["truth"], separators=(",", ":"))
+        elif out.suffix.lower() == ".npz":
+            opts = {}
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_recording(out, rec, **opts)
+    except SimulationDiverged as exc:
+        _fail(f"simulation diverged: {exc}", 3)
+    except _validation_errors() as exc:
+        _fail(str(exc))
+    tr = rec.metadata["truth"]
+    typer.echo(f"wrote {out}: {rec.frame_count} frames at {rec.rate:g} Hz, {rec.marker_count} markers "
+               f"({tr['grid'][0]}x{tr['grid'][1]}), {100 * rec.missing_fraction():.1f} % missing, noise {noise:g} m")
+    typer.echo(f"  true parameters: delta = {tr['delta']:.6g}, alpha = {tr['alpha']:.6g}, rho = {tr['rho']:.6g}"
+               + (f", mu = {tr['mu']}" if tr["mu"] else ""))
+
+
+@app.command()
+def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d, .npz or plain .csv"),
+        scene: str = typer.Option(..., "--scene", help="scene (TOML or built-in) giving fabric, obstacles, numerics"),
+        set_: list[str] = typer.Option([], "--set", help="scene override, e.g. --set cloth.kappa=1e-3"),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default runs/fit-<name>)"),
+        params: str = typer.Option("auto", "--fit", help="parameters to fit: auto (delta,alpha[,mu]) or a list"),
+        fix: list[str] = typer.Option([], "--fix", help="hold a parameter: --fix mu=0.5"),
+        model: str = typer.Option("inextensible", "--model",
+                                  help="inextensible, quasi-inextensible, mass-spring or baraff-witkin"),
+        grid: int = typer.Option(6, "--grid", min=1, help="grid points per parameter"),
+        maxfev: int = typer.Option(40, "--maxfev", min=0, help="Nelder-Mead evaluations (0 = grid only)"),
+        sensitivity: int = typer.Option(5, "--sensitivity", min=0, help="points per axis of the sensitivity scan"),
+        a_priori: str = typer.Option("I", "--a-priori", help="thesis eq. 4.6 coefficients: I, II or none"),
+        workers: Optional[int] = typer.Option(None, "--workers", "-j", help="local processes (default: CPU count)"),
+        address: Optional[str] = typer.Option(None, "--address", help="Ray cluster address (needs ray)"),
+        units: Optional[str] = typer.Option(None, "--units", help="length unit if the file does not say"),
+        up_axis: str = typer.Option("z", "--up-axis", help="the file's vertical axis: z, y or x"),
+        origin: Optional[str] = typer.Option(None, "--origin", help="x,y,z [m] subtracted (table top at z = 0)"),
+        window: Optional[str] = typer.Option(None, "--window", help="use only t0:t1 [s] of the recording"),
+        error_window: Optional[str] = typer.Option(None, "--error-window", help="t0:t1 [s] of the error mean"),
+        marker_grid: Optional[str] = typer.Option(None, "--marker-grid", help="markers NXxNY, e.g. 4x5"),
+        order: Optional[str] = typer.Option(None, "--order", help="cloth marker names in grid order"),
+        grasp: Optional[str] = typer.Option(None, "--grasp", help="grasped marker names (default top corners)"),
+        grasp_mode: str = typer.Option("auto", "--grasp-mode", help="auto, rigid or independent"),
+        grasp_filter: float = typer.Option(10.0, "--grasp-filter", help="grasp low-pass cut-off [Hz], 0 = off"),
+        video: bool = typer.Option(False, "--video/--no-video", help="write replay.mp4 at the optimum"),
+        progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
+    """Fit (delta, alpha[, mu]) to a recording: grid sweep, Nelder-Mead, sensitivity, report."""
+    from isocloth.validation.fitting import FitProblem, fit as run_fit, make_evaluator
+    from isocloth.validation.report import write_fit_report
+
+    try:
+        rec = _load_recording(recording, units, up_axis, origin, window)
+        opts = _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_window)
+        fixed = _parse_fixed(fix)
+        problem = FitProblem(rec, scene, tuple(set_), opts, model, fixed)
+        replay = problem.build()
+        names = None if params == "auto" else [p.strip() for p in params.split(",") if p.strip()]
+        folder = out or Path("runs") / f"fit-{recording.stem}"
+        folder.mkdir(parents=True, exist_ok=True)
+        typer.echo(f"fitting {model} model to {recording.name}: {rec.frame_count} frames, {replay.grid.shape[0]}x"
+                   f"{replay.grid.shape[1]} markers -> {replay.mesh_shape[0]}x{replay.mesh_shape[1]} mesh, grasped "
+                   f"{[replay.grid.names[i] for i in replay.grasp_markers]} ({replay.grasp_mode})", err=True)
+        ev = make_evaluator(problem, workers=workers, address=address)
+
+        def report(stage, done, total):
+            if progress and sys.stderr.isatty():
+                typer.echo(f"\r  {stage}: {done}/{total}   ", err=True, nl=False)
+
+        try:
+            result = run_fit(problem, parameters=names, grid=grid, maxfev=maxfev, sensitivity=sensitivity,
+                             a_priori=None if a_priori.lower() == "none" else a_priori, evaluator=ev,
+                             cache_path=folder / "evaluations.csv", progress=report)
+        finally:
+            ev.close()
+        best = replay.run(result.parameters, kind=model, keep_positions=video)
+        settings = {"scene": scene, "overrides": list(set_), "model": model, "grid": grid, "maxfev": maxfev,
+                    "sensitivity": sensitivity, "workers": getattr(ev, "workers", 1), "address": address,
+                    "options": {k: v for k, v in vars(opts).items()}}
+        paths = write_fit_report(folder, result, best, replay, settings=settings, video=video)
+    except _validation_errors() as exc:
+        _fail(str(exc))
+    if progress and sys.stderr.isatty():
+        typer.echo("", err=True)
+    p = ", ".join(f"{k} = {v:.5g}" for k, v in result.parameters.items())
+    m = result.metrics
+    typer.echo(f"fitted {p}")
+    typer.echo(f"  mean error {100 * m['mean_error']:.3f} cm, mean std {100 * m['mean_std']:.3f} cm, max dispersion "
+               f"{100 * m['max_dispersion']:.3f} cm ({len(result.evaluations)} evaluations in {result.wall_time:.1f} s "
+               f"on {result.workers} worker(s))")
+    if result.a_priori:
+        a = result.a_priori
+        typer.echo(f"  a-priori (thesis eq. 4.6, S = {a['S']:.2f}, V = {a['V']:.3f} m2/s2): delta = {a['delta']:.4g}, "
+                   f"alpha = {a['alpha']:.4g}, mean error {100 * a['mean_error']:.3f} cm")
+    truth = rec.metadata.get("truth")
+    if truth:
+        typer.echo(f"  true (synthetic): delta = {truth['delta']:.5g}, alpha = {truth['alpha']:.5g}"
+                   + (f", mu = {truth['mu']}" if truth.get("mu") else ""))
+    typer.echo(f"  results in {folder}: " + ", ".join(sorted(paths)))
+
+
+@app.command()
+def compare(recording: Path = typer.Argument(..., help="recording file"),
+            scene: str = typer.Option(..., "--scene", help="scene giving fabric and numerics"),
+            set_: list[str] = typer.Option([], "--set", help="scene override"),
+            out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default runs/compare-<name>)"),
+            models: str = typer.Option("inextensible,quasi-inextensible,baraff-witkin,mass-spring", "--models"),
+            fix: list[str] = typer.Option([], "--fix", help="hold a parameter for every model: --fix delta=0.09"),
+            grid: int = typer.Option(4, "--grid", min=1),
+            maxfev: int = typer.Option(30, "--maxfev", min=0),
+            workers: Optional[int] = typer.Option(None, "--workers", "-j"),
+            address: Optional[str] = typer.Option(None, "--address"),
+            units: Optional[str] = typer.Option(None, "--units"),
+            up_axis: str = typer.Option("z", "--up-axis"),
+            window: Optional[str] = typer.Option(None, "--window", help="use only t0:t1 [s] of the recording"),
+            error_window: Optional[str] = typer.Option(None, "--error-window", help="t0:t1 [s] of the error mean"),
+            marker_grid: Optional[str] = typer.Option(None, "--marker-grid"),
+            grasp_mode: str = typer.Option("auto", "--grasp-mode"),
+            grasp_filter: float = typer.Option(10.0, "--grasp-filter")) -> None:
+    """Fit several cloth models to one recording and tabulate them (thesis Table 4.3)."""
+    from isocloth.validation.comparison import compare_models
+    from isocloth.validation.report import write_comparison_report
+
+    try:
+        rec = _load_recording(recording, units, up_axis, None, window)
+        opts = _replay_options(marker_grid, None, None, grasp_mode, grasp_filter, error_window)
+        kinds = [k.strip() for k in models.split(",") if k.strip()]
+        comp = compare_models(rec, scene, tuple(set_), opts, kinds, grid=grid, maxfev=maxfev, workers=workers,
+                              address=address, fixed=_parse_fixed(fix))
+        folder = out or Path("runs") / f"compare-{recording.stem}"
+        from isocloth.validation.fitting import FitProblem
+
+        replay = FitProblem(rec, scene, tuple(set_), opts).build()
+        paths = write_comparison_report(folder, comp, replay, settings={"scene": scene, "overrides": list(set_),
+                                                                        "grid": grid, "maxfev": maxfev})
+    except _validation_errors() as exc:
+        _fail(str(exc))
+    typer.echo(comp.table())
+    typer.echo(f"results in {folder}: " + ", ".join(sorted(paths)))
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()

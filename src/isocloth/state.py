@@ -27,6 +27,10 @@ class State:
     contact_keys : (k,) int64
         Contacts active at the end of the step (warm start of the active-set solver,
         thesis Remark 3.5.5).
+    factor_point : (n, 3) float64 or None
+        Positions [m] at which the projection's kept factorization was computed (the next step
+        starts with chord steps on it, see ``isocloth.solvers.projection``); None: factor afresh.
+        Part of the state so that a resumed run is bit-identical.
     """
 
     x: np.ndarray
@@ -34,9 +38,11 @@ class State:
     t: float = 0.0
     step_index: int = 0
     contact_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    factor_point: np.ndarray | None = None
 
     def copy(self) -> "State":
-        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index), self.contact_keys.copy())
+        fp = None if self.factor_point is None else self.factor_point.copy()
+        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index), self.contact_keys.copy(), fp)
 
     def validate(self) -> None:
         """Raise ValueError naming the first node with a non-finite position or velocity."""
@@ -52,8 +58,9 @@ class State:
         path = Path(path)
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
+                extra = {} if self.factor_point is None else {"factor_point": np.asarray(self.factor_point, np.float64)}
                 np.savez(fh, x=self.x, v=self.v, t=np.float64(self.t), step_index=np.int64(self.step_index),
-                         contact_keys=np.asarray(self.contact_keys, dtype=np.int64))
+                         contact_keys=np.asarray(self.contact_keys, dtype=np.int64), **extra)
         return path
 
     @classmethod
@@ -61,4 +68,5 @@ class State:
         """Read a state written by :meth:`save` (bit-identical)."""
         with np.load(Path(path)) as d:
             keys = d["contact_keys"].copy() if "contact_keys" in d.files else np.zeros(0, dtype=np.int64)
-            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys)
+            fp = d["factor_point"].copy() if "factor_point" in d.files else None
+            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys, fp)

@@ -424,3 +424,50 @@ def test_empty_and_single_point_queries(name):
     assert obs.surface_velocity(np.zeros((0, 3)), t=0.5).shape == (0, 3)
     assert obs.signed_distance([0.1, 0.2, 0.3], t=0.5).shape == (1,)
     assert obs.gradient([0.1, 0.2, 0.3], t=0.5).shape == (1, 3)
+
+
+# --- contact rows (evaluate_contact) -------------------------------------------------------------
+
+def test_contact_rows_of_distance_functions_equal_evaluate():
+    rng = np.random.default_rng(7)
+    p = rng.uniform(-1, 1, (100, 3))
+    for name, obs in all_obstacles().items():
+        if name in ("needles", "sdf"):
+            continue
+        v, n = obs.evaluate_contact(p, 0.0)
+        sd, g = obs.evaluate(p, 0.0)
+        np.testing.assert_allclose(v, sd, atol=1e-14)
+        np.testing.assert_allclose(n, g, atol=1e-14)
+
+
+def test_needle_contact_rows_use_the_first_order_distance():
+    """H/‖∇H‖ with the unit normal: a step of δ along the normal changes the row's value by δ (to
+    first order), so the linearised row asks for the right motion on the steep flanks (slope ≤ 13)."""
+    obs = ObstacleNeedles()
+    rng = np.random.default_rng(3)
+    xy = rng.uniform(-0.5, 0.5, (200, 2))
+    p = np.column_stack([xy, obs.height(xy) + rng.uniform(-1e-5, 1e-5, 200)])
+    v, n = obs.evaluate_contact(p)
+    np.testing.assert_allclose(n, obs.gradient(p), atol=1e-14)
+    delta = 1e-6
+    v2, _ = obs.evaluate_contact(p + delta * n)
+    np.testing.assert_allclose((v2 - v) / delta, 1.0, atol=2e-3)
+    H = obs.signed_distance(p)  # vertical gap (thesis eq. 3.16 scaled)
+    assert np.all(np.abs(v) <= np.abs(H) + 1e-15) and np.all(np.sign(v) == np.sign(H))
+
+
+def test_sdf_contact_rows_are_normalised_by_the_gradient():
+    obs = ObstacleSDF(lambda q: 3.0 * (q[:, 2] - 0.1))  # not a distance: slope 3
+    p = np.array([[0.0, 0.0, 0.2], [0.5, -0.3, 0.05]])
+    v, n = obs.evaluate_contact(p)
+    np.testing.assert_allclose(v, [0.1, -0.05], atol=1e-9)
+    np.testing.assert_allclose(n, [[0, 0, 1.0]] * 2, atol=1e-9)
+
+
+def test_mesh_contact_rows_skip_points_outside_the_bounding_sphere():
+    obs = box_mesh_obstacle((0.0, 0.0, 0.0), (0.2, 0.2, 0.2))
+    p = np.array([[0.0, 0.0, 0.205], [0.0, 0.0, 3.0]])
+    v, n = obs.evaluate_contact(p, max_distance=0.01)
+    assert v[0] == pytest.approx(0.005) and np.isinf(v[1])
+    v_all, _ = obs.evaluate_contact(p)
+    np.testing.assert_allclose(v_all, [0.005, 2.8], atol=1e-12)

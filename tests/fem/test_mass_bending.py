@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from isocloth.fem.bending import bending_matrix, stiffness_matrix
+from isocloth.fem.bending import bending_matrix, laplacian_matrix, stiffness_matrix
 from isocloth.fem.mass import consistent_mass, lumped_mass
 from isocloth.mesh import topology
 from isocloth.mesh.generators import annulus, irregular_rectangle, rectangle
@@ -27,7 +27,7 @@ def test_annulus_area_converges():
 @pytest.mark.parametrize("element", ["quad", "triangle"])
 def test_bending_matrix_is_psd_and_zero_on_flat_and_rigid_states(element):
     mesh = rectangle(0.5, 0.4, 8, 7, element=element)
-    K = bending_matrix(mesh, topology.interior_nodes(mesh)).toarray()
+    K = bending_matrix(mesh).toarray()
     np.testing.assert_allclose(K, K.T, atol=1e-12)
     assert np.linalg.eigvalsh(K).min() > -1e-9 * np.abs(K).max()
     x = mesh.vertices
@@ -47,3 +47,46 @@ def test_bending_matrix_is_psd_and_zero_on_flat_and_rigid_states(element):
 def test_stiffness_rows_sum_to_zero():
     S = stiffness_matrix(rectangle(0.3, 0.3, 5, 5, element="triangle"))
     assert np.abs(np.asarray(S.sum(axis=1))).max() < 1e-12
+
+
+@pytest.mark.parametrize("mesh", [rectangle(0.5, 0.4, 8, 7), rectangle(0.5, 0.4, 8, 7, element="triangle"),
+                                  annulus(0.09, 0.15, 6, 50), irregular_rectangle(1.0, 0.5, 200, seed=1)],
+                         ids=["quads", "triangles", "annulus", "irregular"])
+def test_weak_laplacian_with_boundary_term_annihilates_affine_maps(mesh):
+    """(S − B) x = 0 for every affine x of the flat rest shape, boundary rows included."""
+    L = laplacian_matrix(mesh)
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(3, 3))
+    y = mesh.vertices @ A.T + rng.normal(size=3)
+    assert np.abs(L @ y).max() < 1e-12 * np.abs(L).max()
+    # without the boundary term the boundary rows are not zero
+    S = stiffness_matrix(mesh)
+    b = np.unique(topology.boundary_edges(mesh))
+    assert np.abs((S @ y)[b]).max() > 1e-3 * np.abs(S).max()
+
+
+@pytest.mark.parametrize("R", [0.5, 0.25])
+def test_boundary_rows_carry_the_curvature_along_free_edges(R):
+    """A strip one element wide has no interior node: Bergou's interior rows give it no bending energy,
+    the boundary rows give the Willmore energy ∫ H² dA = A / R² (less the free half-elements at its ends)."""
+    L_, w, n = 1.0, 0.05, 21
+    mesh = rectangle(L_, w, n, 2)
+    x = mesh.vertices
+    y = np.stack([R * np.sin(x[:, 0] / R), x[:, 1], R * (1 - np.cos(x[:, 0] / R))], 1)
+    assert bending_matrix(mesh, topology.interior_nodes(mesh)).nnz == 0
+    energy = np.einsum("id,id->", y, bending_matrix(mesh) @ y)
+    h = L_ / (n - 1)
+    assert energy == pytest.approx(L_ * w / R ** 2 * (1 - h / L_), rel=0.02)
+
+
+def test_bending_energy_of_a_cylinder_converges_for_quads():
+    """x ᵀ K x → ∫ H² dA = A / R² under refinement, error O(h) (free strips across the fold axis)."""
+    W, H_, R = 0.5, 0.4, 0.3
+    errors = []
+    for n in (11, 21, 41):
+        mesh = rectangle(W, H_, n, n)
+        x = mesh.vertices
+        y = np.stack([R * np.sin(x[:, 0] / R), x[:, 1], R * (1 - np.cos(x[:, 0] / R))], 1)
+        errors.append(abs(np.einsum("id,id->", y, bending_matrix(mesh) @ y) / (W * H_ / R ** 2) - 1))
+    assert errors[-1] < 0.03
+    assert errors[0] / errors[1] > 1.8 and errors[1] / errors[2] > 1.8

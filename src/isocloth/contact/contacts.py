@@ -55,8 +55,42 @@ class Contacts:
         """∇H as a (c, 3n) sparse matrix: row r has the normal at the three coordinates of its node."""
         c = self.count
         cols = (3 * self.nodes[:, None] + np.arange(3)[None, :]).ravel()
-        rows = np.repeat(np.arange(c), 3)
-        return sp.csr_matrix((self.normal.ravel(), (rows, cols)), shape=(c, 3 * node_count))
+        indptr = np.arange(0, 3 * c + 1, 3)
+        return sp.csr_matrix((self.normal.ravel(), cols, indptr), shape=(c, 3 * node_count))
+
+    def tangent_basis(self) -> np.ndarray:
+        """(c, 2, 3) float64 orthonormal tangent vectors (t1, t2) of each row, t1 × t2 = normal.
+
+        t1 is the normal crossed with the coordinate axis least aligned with it (deterministic,
+        smooth where that axis does not change).
+        """
+        n = self.normal
+        axis = np.zeros_like(n)
+        axis[np.arange(self.count), np.argmin(np.abs(n), axis=1)] = 1.0
+        t1 = np.cross(n, axis)
+        t1 /= np.maximum(np.linalg.norm(t1, axis=1, keepdims=True), 1e-300)
+        t2 = np.cross(n, t1)
+        return np.stack([t1, t2], axis=1)
+
+    def tangent_jacobian(self, node_count: int, rows=None, basis=None) -> sp.csr_matrix:
+        """Tangential rows (2k, 3n) sparse: rows 2r and 2r+1 map Δφ to the slip of contact ``rows[r]``
+        along t1 and t2 (:meth:`tangent_basis`); all rows when ``rows`` is None."""
+        rows = np.arange(self.count) if rows is None else np.asarray(rows, dtype=np.int64)
+        tb = (self.tangent_basis() if basis is None else basis)[rows]  # (k, 2, 3)
+        k = rows.size
+        cols = np.repeat(3 * self.nodes[rows][:, None] + np.arange(3)[None, :], 2, axis=0).ravel()
+        indptr = np.arange(0, 6 * k + 1, 3)
+        return sp.csr_matrix((tb.reshape(-1), cols, indptr), shape=(2 * k, 3 * node_count))
+
+    def slip(self, x: np.ndarray, x_prev: np.ndarray, dt: float, rows=None, basis=None) -> np.ndarray:
+        """(k, 2) float64 [m] tangential displacement of each contact point relative to the obstacle
+        surface over the step, x_i − x_i^n − dt·v_obstacle, in the tangent basis (the relative
+        tangential velocity of seed 000 §6.2 times dt)."""
+        rows = np.arange(self.count) if rows is None else np.asarray(rows, dtype=np.int64)
+        tb = (self.tangent_basis() if basis is None else basis)[rows]
+        nd = self.nodes[rows]
+        d = x[nd] - x_prev[nd] - dt * self.surface_velocity[rows]
+        return np.einsum("kij,kj->ki", tb, d)
 
 
 def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=None) -> Contacts:
@@ -77,7 +111,10 @@ def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=
     idx = np.arange(x.shape[0]) if nodes is None else np.asarray(nodes, dtype=np.int64)
     parts = []
     for o, obs in enumerate(obstacles):
-        H, G = obs.evaluate(x[idx], t)
+        if hasattr(obs, "evaluate_contact"):
+            H, G = obs.evaluate_contact(x[idx], t, max_distance=margin)
+        else:
+            H, G = obs.evaluate(x[idx], t)
         near = np.flatnonzero(H < margin)
         if near.size == 0:
             continue

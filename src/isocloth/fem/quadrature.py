@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ReferenceElement", "reference_element", "element_metric"]
+__all__ = ["ReferenceElement", "reference_element", "element_metric", "shape_functions", "REFERENCE_CORNERS"]
 
 
 @dataclass(frozen=True)
@@ -41,25 +41,53 @@ class ReferenceElement:
     weights: np.ndarray
 
 
+#: Corner coordinates (ξ, η) of the reference elements, counter-clockwise.
+REFERENCE_CORNERS = {
+    3: np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]]),
+    4: np.array([[-1.0, -1.0], [1.0, -1.0], [1.0, 1.0], [-1.0, 1.0]]),  # thesis §2.3: CCW from (−1, −1)
+}
+
+
+def shape_functions(corner_count: int, points: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Shape functions and their reference derivatives at arbitrary reference points.
+
+    Parameters
+    ----------
+    corner_count : int
+        3 (P1: N = 1 − ξ − η, ξ, η) or 4 (Q1: thesis eq. 2.4).
+    points : (g, 2) float64
+        Reference coordinates (ξ, η).
+
+    Returns
+    -------
+    N, dN_dξ, dN_dη : (g, corner_count) float64 each
+
+    Raises
+    ------
+    ValueError
+        For a corner count other than 3 or 4.
+    """
+    pts = np.asarray(points, dtype=np.float64).reshape(-1, 2)
+    xi, eta = pts[:, 0:1], pts[:, 1:2]
+    if corner_count == 3:
+        N = np.hstack([1.0 - xi - eta, xi, eta])
+        return N, np.tile([-1.0, 1.0, 0.0], (len(pts), 1)), np.tile([-1.0, 0.0, 1.0], (len(pts), 1))
+    if corner_count == 4:
+        sx, sy = REFERENCE_CORNERS[4][:, 0][None, :], REFERENCE_CORNERS[4][:, 1][None, :]
+        N = 0.25 * (1 + sx * xi) * (1 + sy * eta)  # thesis eq. 2.4
+        return N, 0.25 * sx * (1 + sy * eta), 0.25 * sy * (1 + sx * xi)
+    raise ValueError(f"elements have 3 (triangle) or 4 (quad) corners, not {corner_count}")
+
+
 def _p1() -> ReferenceElement:
     pts = np.array([[0.5, 0.0], [0.5, 0.5], [0.0, 0.5]])
-    xi, eta = pts[:, 0], pts[:, 1]
-    N = np.stack([1.0 - xi - eta, xi, eta], axis=1)
-    dxi = np.tile([-1.0, 1.0, 0.0], (3, 1))
-    deta = np.tile([-1.0, 0.0, 1.0], (3, 1))
-    return ReferenceElement(3, N, dxi, deta, np.full(3, 1.0 / 6.0))
+    return ReferenceElement(3, *shape_functions(3, pts), np.full(3, 1.0 / 6.0))
 
 
 def _q1() -> ReferenceElement:
     a = 1.0 / np.sqrt(3.0)
     pts = np.array([[-a, -a], [a, -a], [a, a], [-a, a]])
-    xi, eta = pts[:, 0:1], pts[:, 1:2]
-    sx = np.array([[-1.0, 1.0, 1.0, -1.0]])  # corner signs, CCW from (-1, -1)
-    sy = np.array([[-1.0, -1.0, 1.0, 1.0]])
-    N = 0.25 * (1 + sx * xi) * (1 + sy * eta)  # thesis eq. 2.4
-    dxi = 0.25 * sx * (1 + sy * eta)
-    deta = 0.25 * sy * (1 + sx * xi)
-    return ReferenceElement(4, N, dxi, deta, np.ones(4))
+    return ReferenceElement(4, *shape_functions(4, pts), np.ones(4))
 
 
 _ELEMENTS = {3: _p1(), 4: _q1()}

@@ -13,7 +13,7 @@ from scipy.spatial import Delaunay
 
 from isocloth.mesh.mesh import Mesh, MeshError
 
-__all__ = ["rectangle", "disk", "annulus", "irregular_rectangle", "perturbed"]
+__all__ = ["rectangle", "disk", "annulus", "irregular_rectangle", "perturbed", "smooth_random_field"]
 
 _ELEMENTS = ("quad", "triangle")
 _PLANES = ("xy", "xz")
@@ -337,7 +337,31 @@ def irregular_rectangle(width: float, height: float, node_count: int, *, seed: i
     return _flat_mesh(_embed(pts[:, 0], pts[:, 1], plane, center), triangles=tri, name=name)
 
 
-def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep") -> Mesh:
+def smooth_random_field(points: np.ndarray, wavelength: float, rng: np.random.Generator,
+                        features: int = 512) -> np.ndarray:
+    """Unit-variance smooth Gaussian random vector field at ``points`` (random Fourier features).
+
+    f_d(p) = √(2/N) Σ_j cos(ω_jd · p + b_jd), ω ~ N(0, I/ℓ²), b ~ U(0, 2π): approximately a
+    Gaussian process with squared-exponential covariance of length ℓ (Rahimi & Recht 2007).
+
+    Parameters
+    ----------
+    points : (n, 3) float64 [m]
+    wavelength : float, ℓ [m] (> 0)
+    rng : numpy Generator (the field depends only on its state, not on the points)
+    features : int, N per coordinate
+
+    Returns
+    -------
+    (n, 3) float64, dimensionless, each component of variance ≈ 1.
+    """
+    omega = rng.normal(0.0, 1.0 / wavelength, size=(3, features, 3))
+    phase = rng.uniform(0.0, 2.0 * np.pi, size=(3, features))
+    p = np.asarray(points, dtype=np.float64)
+    return np.stack([np.sqrt(2.0 / features) * np.cos(p @ omega[d].T + phase[d]).sum(axis=1) for d in range(3)], 1)
+
+
+def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep", wavelength: float = 0.0) -> Mesh:
     """The mesh with Gaussian noise added to its current vertices.
 
     With ``rest="keep"`` the rest shape stays as it was (the noise is a strain the dynamics
@@ -352,6 +376,13 @@ def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep") ->
     seed : int
         Seed of the random generator.
     rest : "keep" | "perturbed"
+    wavelength : float
+        0 (default): independent noise per vertex, so each mesh gets its own realisation. > 0 [m]:
+        a smooth Gaussian random field with this correlation length (random Fourier features,
+        512 per coordinate, frequencies ~ N(0, 1/wavelength²)), evaluated at each vertex's
+        position: every mesh of the same surface gets the *same* perturbation for a given seed,
+        so results on different meshes are comparable (mesh-convergence studies such as the
+        Cusick drape test), and no node-level roughness is added.
 
     Returns
     -------
@@ -368,8 +399,13 @@ def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep") ->
         raise MeshError(f"noise sigma must be a finite length >= 0 m, got {sigma}")
     if rest not in ("keep", "perturbed"):
         raise MeshError(f"rest must be 'keep' or 'perturbed', got {rest!r}")
+    if not (np.isfinite(wavelength) and wavelength >= 0):
+        raise MeshError(f"noise wavelength must be a finite length >= 0 m, got {wavelength}")
     rng = np.random.default_rng(seed)
-    changes = {"vertices": mesh.vertices + rng.normal(0.0, sigma, mesh.vertices.shape)}
+    if wavelength > 0:
+        changes = {"vertices": mesh.vertices + sigma * smooth_random_field(mesh.vertices, wavelength, rng)}
+    else:
+        changes = {"vertices": mesh.vertices + rng.normal(0.0, sigma, mesh.vertices.shape)}
     if rest == "perturbed":
         if mesh.has_per_corner_rest:
             raise MeshError("rest='perturbed' needs a mesh without per-corner rest coordinates")

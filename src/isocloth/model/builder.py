@@ -10,7 +10,7 @@ from isocloth.fem.inextensibility import inextensibility_constraints
 from isocloth.fem.mass import lumped_mass
 from isocloth.mesh.mesh import Mesh
 from isocloth.model.material import Material
-from isocloth.model.model import ClothModel
+from isocloth.model.model import NO_SELF_COLLISION, ClothModel, SelfCollisionOptions, check_thickness
 
 __all__ = ["ModelBuilder", "CONSTRAINT_MODES"]
 
@@ -25,6 +25,8 @@ class ModelBuilder:
     >>> b = ModelBuilder()
     >>> b.set_cloth(rectangle(0.42, 0.594, 7, 9, plane="xz"), fabric("wool"))
     >>> b.add_grasp([56, 62], TrajectorySinusoid((0.075, 0, 0), 0.6))
+    >>> b.set_self_collision(thickness=0.005)
+    >>> b.add_obstacle(ObstaclePolyline.stick(times, end_a, end_b))  # thin: goes to model.thin_obstacles
     >>> model = b.finalize()
     """
 
@@ -37,6 +39,8 @@ class ModelBuilder:
         self._velocity = None
         self._validate = True
         self._obstacles: list = []
+        self._thin_obstacles: list = []
+        self._self_collision: SelfCollisionOptions = NO_SELF_COLLISION
 
     def set_cloth(self, mesh: Mesh, material: Material | None = None, *, constraint_mode: str = "inextensible",
                   corner_angle_deg: float = 45.0, initial_velocity=None, validate: bool = True) -> "ModelBuilder":
@@ -86,16 +90,68 @@ class ModelBuilder:
         return self
 
     def add_obstacle(self, obstacle) -> "ModelBuilder":
-        """Add an obstacle (``isocloth.contact.obstacles.Obstacle``: plane, box, sphere, ...).
+        """Add an obstacle: a surface obstacle (``isocloth.contact.obstacles.Obstacle``: plane,
+        box, sphere, ..., handled node-wise, goes to ``model.obstacles``) or a thin one
+        (``ObstacleCodim``: segments, points, polyline / stick, goes to ``model.thin_obstacles``,
+        see :meth:`add_thin_obstacle`).
 
         Raises
         ------
         TypeError
-            If the object has no ``evaluate``/``surface_velocity`` methods.
+            If the object is neither (needs evaluate and surface_velocity, or vertices_at,
+            segments and points).
         """
+        from isocloth.contact.obstacles.codim import ObstacleCodim
+
+        if isinstance(obstacle, ObstacleCodim):
+            return self.add_thin_obstacle(obstacle)
         if not (hasattr(obstacle, "evaluate") and hasattr(obstacle, "surface_velocity")):
             raise TypeError(f"{obstacle!r} is not an obstacle (needs evaluate and surface_velocity)")
         self._obstacles.append(obstacle)
+        return self
+
+    def add_thin_obstacle(self, obstacle) -> "ModelBuilder":
+        """Add a thin (codimensional) moving obstacle (``ObstacleCodim``: ``ObstacleSegments``,
+        ``ObstaclePoints``, ``ObstaclePolyline``), checked by continuous collision detection
+        against the cloth's edges (segments) and faces (points) with the obstacle's radius as
+        thickness (seed 000 §6.3, §7.4). It reaches the detector ``model.collision_detector``
+        whether or not self-collisions are enabled.
+
+        Raises
+        ------
+        TypeError
+            If ``obstacle`` is not an ``ObstacleCodim``.
+        """
+        from isocloth.contact.obstacles.codim import ObstacleCodim
+
+        if not isinstance(obstacle, ObstacleCodim):
+            raise TypeError(f"{obstacle!r} is not a thin obstacle (ObstacleSegments, ObstaclePoints, "
+                            "ObstaclePolyline); surface obstacles go through add_obstacle")
+        self._thin_obstacles.append(obstacle)
+        return self
+
+    def set_self_collision(self, options: SelfCollisionOptions | None = None, **kwargs) -> "ModelBuilder":
+        """Enable (or configure) self-collisions: either a :class:`SelfCollisionOptions` or its
+        fields as keywords (``enabled=True, thickness=0.005, omega=0.5, omega_decay=0.9,
+        max_restarts=5, mu_cloth=0.3``; unspecified fields keep those defaults).
+
+        The thickness is checked against the mesh at :meth:`finalize`.
+
+        Raises
+        ------
+        ValueError
+            A field out of range, or both ``options`` and keywords given.
+        TypeError
+            An unknown keyword.
+        """
+        if options is not None:
+            if kwargs:
+                raise ValueError("give either a SelfCollisionOptions or keywords, not both")
+            if not isinstance(options, SelfCollisionOptions):
+                raise ValueError(f"options must be a SelfCollisionOptions, got {type(options).__name__}")
+            self._self_collision = options
+        else:
+            self._self_collision = SelfCollisionOptions(**kwargs)
         return self
 
     def finalize(self) -> ClothModel:
@@ -104,7 +160,9 @@ class ModelBuilder:
         Raises
         ------
         ValueError
-            If no cloth was set or a grasp node index is out of range.
+            If no cloth was set, a grasp node index is out of range, or the self-collision
+            thickness τ0 is not smaller than the initial mesh's smallest distance between
+            non-adjacent primitives.
         MeshError
             If mesh validation fails.
         """
@@ -130,6 +188,7 @@ class ModelBuilder:
             all_nodes = np.unique(mesh.triangulated_faces())
             shear = inextensibility_constraints(mesh, corner_nodes=all_nodes, interior_nodes=np.zeros(0, np.int64),
                                                 use_boundary=False)
+        check_thickness(mesh, mesh.vertices, self._self_collision)
         ids = np.array([i for g in self._grasps for i in g.nodes], dtype=np.int64)
         schedule = ControlSchedule(tuple(self._grasps), ids, mesh.vertices[ids].copy())
         v0 = np.zeros((n, 3))
@@ -137,7 +196,8 @@ class ModelBuilder:
             v0[:] = np.broadcast_to(np.asarray(self._velocity, dtype=float), (n, 3))
         return ClothModel(
             mesh=mesh, material=mat, constraint_mode=self._mode, area_mass=lumped_mass(mesh), constraints=cons,
-            bending=bending_matrix(mesh, interior), shear_rows=shear, interior_nodes=interior, corner_nodes=corners,
+            bending=bending_matrix(mesh), shear_rows=shear, interior_nodes=interior, corner_nodes=corners,
             schedule=schedule, initial_positions=mesh.vertices.copy(), initial_velocities=v0,
             corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),
+            thin_obstacles=tuple(self._thin_obstacles), self_collision=self._self_collision,
         )

@@ -1,4 +1,5 @@
-"""The static, frozen cloth model: mesh, material, FEM operators, constraints and grasps."""
+"""The static, frozen cloth model: mesh, material, FEM operators, constraints, grasps, obstacles and
+the self-collision options."""
 
 from __future__ import annotations
 
@@ -14,7 +15,83 @@ from isocloth.mesh.mesh import Mesh
 from isocloth.model.material import Material
 from isocloth.state import State
 
-__all__ = ["ClothModel"]
+__all__ = ["ClothModel", "SelfCollisionOptions"]
+
+
+@dataclass(frozen=True)
+class SelfCollisionOptions:
+    """Self-collision settings of a model (seed 000 §3.3, §4.1; thesis §3.3–3.4).
+
+    Attributes
+    ----------
+    enabled : bool
+        Impose cloth–cloth constraints H_k ≥ τ0 (node–face and edge–edge, seed 000 §3.2).
+        Thin obstacles (``ClothModel.thin_obstacles``) are checked whatever this is.
+    thickness : float [m]
+        Cloth thickness τ0 > 0. Must be smaller than the distance between non-adjacent
+        primitives of the initial mesh (checked by ``ModelBuilder.finalize``); a quarter of the
+        edge length or less is typical.
+    omega : float
+        Proximity parameter ω ∈ [0, 0.5] used in detection during the solver iterations
+        (seed 000 §3.3: pairs are caught once closer than 2ωτ0).
+    omega_decay : float
+        Factor in (0, 1) applied to ω when the final ω = 0 check of a step still finds crossings
+        and the step is restarted (seed 000 §4.1: "repeat with a smaller ω"; 0.9 here).
+    max_restarts : int
+        Restarts of a step allowed after failed final checks (≥ 0).
+    mu_cloth : float
+        Cloth–cloth friction coefficient μ ≥ 0 (seed 000 does not give one; 0.3 is a common
+        value for woven fabric on fabric and should be set per fabric).
+
+    Raises
+    ------
+    ValueError
+        A value outside the ranges above (the message names the field).
+    """
+
+    enabled: bool = True
+    thickness: float = 0.005
+    omega: float = 0.5
+    omega_decay: float = 0.9
+    max_restarts: int = 5
+    mu_cloth: float = 0.3
+
+    def __post_init__(self) -> None:
+        import math
+
+        def real(name):
+            v = getattr(self, name)
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise ValueError(f"self-collision {name} must be a real number, got {v!r}") from None
+            if not math.isfinite(v):
+                raise ValueError(f"self-collision {name} must be finite, got {v!r}")
+            object.__setattr__(self, name, v)
+            return v
+
+        object.__setattr__(self, "enabled", bool(self.enabled))
+        if real("thickness") <= 0.0:
+            raise ValueError(f"self-collision thickness must be > 0 m, got {self.thickness}")
+        if not 0.0 <= real("omega") <= 0.5:
+            raise ValueError(f"self-collision omega must be in [0, 0.5] (seed 000 §3.3), got {self.omega}")
+        if not 0.0 < real("omega_decay") < 1.0:
+            raise ValueError(f"self-collision omega_decay must be in (0, 1), got {self.omega_decay}")
+        if real("mu_cloth") < 0.0:
+            raise ValueError(f"self-collision mu_cloth must be >= 0, got {self.mu_cloth}")
+        if isinstance(self.max_restarts, bool) or int(self.max_restarts) != self.max_restarts or self.max_restarts < 0:
+            raise ValueError(f"self-collision max_restarts must be an integer >= 0, got {self.max_restarts!r}")
+        object.__setattr__(self, "max_restarts", int(self.max_restarts))
+
+    def replace(self, **changes) -> "SelfCollisionOptions":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+NO_SELF_COLLISION = SelfCollisionOptions(enabled=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,7 +113,12 @@ class ClothModel:
     schedule : ControlSchedule (grasped nodes and their trajectories)
     initial_positions : (n, 3) float64 [m]
     initial_velocities : (n, 3) float64 [m/s]
-    obstacles : tuple of Obstacle (``isocloth.contact.obstacles``), with their friction μ and motion
+    obstacles : tuple of Obstacle (``isocloth.contact.obstacles``), with their friction μ and motion:
+        surface obstacles handled node-wise through their signed distance (thesis §3.2)
+    thin_obstacles : tuple of ObstacleCodim (``isocloth.contact.obstacles``: segments, points,
+        polylines / sticks), handled by continuous collision detection against cloth edges and faces
+        (seed 000 §6.3, §7.4) through :attr:`collision_detector`
+    self_collision : SelfCollisionOptions (disabled by default)
     """
 
     mesh: Mesh
@@ -53,6 +135,8 @@ class ClothModel:
     initial_velocities: np.ndarray
     corner_angle_deg: float = 45.0
     obstacles: tuple = ()
+    thin_obstacles: tuple = ()
+    self_collision: SelfCollisionOptions = NO_SELF_COLLISION
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ derived
@@ -101,6 +185,23 @@ class ClothModel:
     def constraint_count(self) -> int:
         return self.constraints.row_count
 
+    @property
+    def has_contacts(self) -> bool:
+        """Whether a step needs the contact projection: surface obstacles, thin obstacles or
+        self-collisions."""
+        return bool(self.obstacles or self.thin_obstacles or self.self_collision.enabled)
+
+    @property
+    def collision_detector(self):
+        """The :class:`~isocloth.contact.self_collision.SelfCollisions` detector of this model
+        (cloth triangles with quads split, τ0, μ_cloth, the thin obstacles; self pairs only when
+        ``self_collision.enabled``), built once per model; None when there is neither
+        self-collision nor a thin obstacle."""
+        if "collision_detector" not in self._cache:
+            self._cache["collision_detector"] = _collision_detector(self.mesh, self.self_collision,
+                                                                    self.thin_obstacles)
+        return self._cache["collision_detector"]
+
     # ------------------------------------------------------------------ API
     def initial_state(self) -> State:
         """State at t = 0 (positions from the mesh, velocities as built)."""
@@ -110,16 +211,25 @@ class ClothModel:
         """Control (grasp targets) at time t [s] from the model's schedule."""
         return self.schedule.at(t)
 
-    def replace(self, *, material: Material | None = None, schedule: ControlSchedule | None = None) -> "ClothModel":
-        """A new model with another material or schedule, sharing the geometry (cheap; for fitting).
+    def replace(self, *, material: Material | None = None, schedule: ControlSchedule | None = None,
+                self_collision: SelfCollisionOptions | None = None) -> "ClothModel":
+        """A new model with another material, schedule or self-collision options, sharing the
+        geometry, obstacles and thin obstacles (cheap; for fitting).
 
         Raises
         ------
         ValueError
-            If the new schedule grasps other nodes (rebuild with ModelBuilder instead), or if a
-            shear stiffness is requested on a model built without shear rows.
+            If the new schedule grasps other nodes (rebuild with ModelBuilder instead), if a
+            shear stiffness is requested on a model built without shear rows, or if the new
+            thickness τ0 is not smaller than the initial mesh's distance between non-adjacent
+            primitives.
         """
         changes = {"_cache": {}}
+        if self_collision is not None:
+            if not isinstance(self_collision, SelfCollisionOptions):
+                raise ValueError(f"self_collision must be a SelfCollisionOptions, got {type(self_collision).__name__}")
+            check_thickness(self.mesh, self.initial_positions, self_collision)
+            changes["self_collision"] = self_collision
         if material is not None:
             if material.shear_stiffness > 0 and self.shear_rows is None:
                 raise ValueError("this model has no shear rows: build it with shear_stiffness > 0")
@@ -142,4 +252,40 @@ class ClothModel:
             "corner_angle_deg": self.corner_angle_deg,
             "grasps": self.schedule.describe(),
             "obstacles": [repr(o) for o in self.obstacles],
+            "thin_obstacles": [repr(o) for o in self.thin_obstacles],
+            "self_collision": self.self_collision.to_dict(),
         }
+
+
+def _collision_detector(mesh: Mesh, options: SelfCollisionOptions, thin_obstacles: tuple):
+    if not (options.enabled or thin_obstacles):
+        return None
+    from isocloth.contact.self_collision import SelfCollisions
+
+    return SelfCollisions.from_mesh(mesh, thickness=options.thickness, mu=options.mu_cloth,
+                                    obstacles=thin_obstacles, self_collision=options.enabled)
+
+
+def check_thickness(mesh: Mesh, x: np.ndarray, options: SelfCollisionOptions) -> None:
+    """Check that τ0 is smaller than the smallest distance between non-adjacent primitives
+    (node–face, edge–edge) of the configuration x (n, 3) [m]; nothing to check when
+    self-collisions are disabled.
+
+    Raises
+    ------
+    ValueError
+        Naming τ0, that distance and the fix.
+    """
+    if not options.enabled:
+        return
+    from isocloth.contact.self_collision import SelfCollisions
+
+    tau = options.thickness
+    det = SelfCollisions.from_mesh(mesh, thickness=tau)
+    d = det.min_distance(x, cutoff=tau * (1.0 + 1e-9))
+    if d <= tau:
+        raise ValueError(
+            f"self-collision thickness {tau:.4g} m is not smaller than {d:.4g} m, the smallest distance between "
+            f"non-adjacent primitives (node-face, edge-edge) of the initial mesh {mesh.name!r}: constraints would "
+            f"push apart parts that are close by construction; use a thickness below {d:.3g} m (a quarter of it "
+            f"or less is typical) or a coarser mesh")

@@ -188,7 +188,7 @@ def build_mesh(cfg: SceneConfig, base_dir: Path):
     mesh = mesh.transformed(_rotation(pl.rotate_deg), pl.translate, pl.scale)
     if cfg.cloth.noise is not None and cfg.cloth.noise.sigma > 0:
         mesh = generators.perturbed(mesh, cfg.cloth.noise.sigma, cfg.cloth.noise.seed,
-                                     rest=cfg.cloth.noise.rest)
+                                     rest=cfg.cloth.noise.rest, wavelength=cfg.cloth.noise.wavelength)
     return mesh
 
 
@@ -281,20 +281,28 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
     b = ModelBuilder().set_cloth(mesh, material_of(cfg.cloth), constraint_mode=cfg.cloth.constraint_mode,
                                  corner_angle_deg=cfg.cloth.corner_angle_deg,
                                  initial_velocity=cfg.cloth.initial_velocity)
-    from isocloth.scenes.obstacle_specs import build_obstacle
+    from isocloth.scenes.obstacle_specs import build_obstacles
 
     for spec in cfg.obstacles:
         try:
-            b.add_obstacle(build_obstacle(spec, lambda name: _resolve_file(name, base_dir)))
-        except ValueError as exc:
+            for obs in build_obstacles(spec, lambda name: _resolve_file(name, base_dir)):
+                b.add_obstacle(obs)
+        except (ValueError, OSError) as exc:
             raise SceneError(f"obstacle {spec.name or spec.type}: {exc}") from None
+    if cfg.self_collision is not None:
+        b.set_self_collision(cfg.self_collision.options())
     for i, g in enumerate(cfg.grasps):
         b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
                     name=g.name or f"grasp{i}")
-    model = b.finalize()
+    try:
+        model = b.finalize()
+    except ValueError as exc:
+        if "self-collision thickness" in str(exc):
+            raise SceneError(f"self_collision.thickness: {exc}") from None
+        raise
     sim = cfg.simulation
     contact = None
-    if model.obstacles:
+    if model.has_contacts:
         from isocloth.solvers.active_set import SolverActiveSet
         from isocloth.solvers.interior_point import SolverInteriorPoint
         from isocloth.step.contact_projection import ContactProjection

@@ -11,7 +11,8 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, model_validator
 
-__all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec"]
+__all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec",
+           "SelfCollisionSpec"]
 
 
 from isocloth.scenes.quantities import (  # noqa: E402
@@ -74,11 +75,14 @@ class Placement(_Strict):
 
 class Noise(_Strict):
     """Gaussian noise on the initial shape. ``rest = "perturbed"`` (default) makes the noisy sheet
-    the unstrained one (a real sheet is never perfectly flat); ``"keep"`` strains it."""
+    the unstrained one (a real sheet is never perfectly flat); ``"keep"`` strains it.
+    ``wavelength`` > 0 gives a smooth random field of that correlation length, the same on every
+    mesh of the sheet (for mesh-convergence studies); 0 gives independent noise per node."""
 
     sigma: Length = Field(ge=0)
     seed: int = 0
     rest: Literal["perturbed", "keep"] = "perturbed"
+    wavelength: Length = Field(default=0.0, ge=0)
 
 
 class ClothSpec(_Strict):
@@ -180,6 +184,27 @@ class SimulationSpec(_Strict):
     penetration_tolerance: Length = Field(default=1e-4, gt=0, description="ε1 of thesis eq. 3.5")
 
 
+class SelfCollisionSpec(_Strict):
+    """``[self_collision]``: cloth–cloth constraints H ≥ τ0 (seed 000 §3.2–3.3, §4.1), see
+    ``isocloth.model.SelfCollisionOptions``. The table's presence enables them unless
+    ``enabled = false``; thin obstacles are checked whatever this is."""
+
+    enabled: bool = True
+    thickness: Length = Field(default=0.005, gt=0, description="cloth thickness tau0; below the mesh's "
+                              "smallest distance between non-adjacent primitives")
+    omega: float = Field(default=0.5, ge=0, le=0.5, description="proximity parameter in detection (seed 000 §3.3)")
+    omega_decay: float = Field(default=0.9, gt=0, lt=1, description="omega <- omega_decay * omega on a restart")
+    max_restarts: int = Field(default=5, ge=0, description="restarts of a step after a failed omega = 0 check")
+    mu: float = Field(default=0.3, ge=0, description="cloth-cloth friction coefficient")
+
+    def options(self):
+        """The equivalent ``SelfCollisionOptions``."""
+        from isocloth.model.model import SelfCollisionOptions
+
+        return SelfCollisionOptions(enabled=self.enabled, thickness=self.thickness, omega=self.omega,
+                                    omega_decay=self.omega_decay, max_restarts=self.max_restarts, mu_cloth=self.mu)
+
+
 class OutputSpec(_Strict):
     fps: float = Field(default=25.0, gt=0, description="saved frames per simulated second")
     video: Literal["mp4", "gif", "none"] = "mp4"
@@ -197,6 +222,7 @@ class SceneConfig(_Strict):
     cloth: ClothSpec
     grasps: list[GraspSpec] = []
     obstacles: list[ObstacleSpec] = []
+    self_collision: SelfCollisionSpec | None = None
     simulation: SimulationSpec = SimulationSpec()
     output: OutputSpec = OutputSpec()
 

@@ -1,33 +1,35 @@
 """Active-set solver for the contact QPs of Coltraro et al. (thesis §3.5, Algorithm 2; seed 000 Alg. 1).
 
-One linearised QP (thesis eq. 3.4):
+One linearised QP (seed 000 eq. 5, thesis eq. 3.4):
 
     min_Δφ ½ Δφᵀ M Δφ − Δφᵀ f      s.t.   A_E Δφ + c_E = 0   (inextensibility, always in W)
                                             A_I Δφ + h   ≥ 0   (contacts, Signorini)
 
 with M diagonal (inverse masses w; w = 0 marks prescribed coordinates). For the working set W the
-KKT system is solved in multiplier form (thesis §3.5.1):
+KKT system is solved in multiplier form (seed 000 eq. 13, the Delassus matrix):
 
     (G W Gᵀ) ζ = −g − G W f,    Δφ = W (Gᵀ ζ + f),     G = [A_E; A_I[W]], g = [c_E; h[W]],
 
 where the contact multipliers ζ_I = Δγ must be ≥ 0. The method starts from an infeasible point
 and a warm-started working set, moves the contact with the most negative multiplier to the
-observation set O and the most violated constraint of O to W, one at a time (Remark 3.5.1;
+observation set O and the most violated constraint of O to W, one at a time (Remark 5.1;
 no cycling by Proposition 1).
 
-Factorization updates ("Schur-complement update on a sparse factorization"): the matrix
-A0 = G0 W G0ᵀ of the initial working set is factorized once (dense LAPACK or sparse CHOLMOD, see
-``linalg.spd_factor``). Constraints added later enter through their coupling block
-B = G0 W A_kᵀ, and constraints removed from G0 through artificial multipliers (thesis eq. 3.15):
+Factorization updates (chosen by measurement, docs/design/linear-algebra.md): the matrix
+A0 = G0 W G0ᵀ of the initial working set is factorized once per QP (:class:`WorkingFactor`;
+dense LAPACK or CHOLMOD with the symbolic analysis reused). Constraints added later enter through
+their coupling block B = G0 W A_Kᵀ, and constraints removed from G0 through artificial
+multipliers (thesis eq. 3.15):
 
     [A0  B  Sᵀ] [x0]   [b0]
     [Bᵀ  D  0 ] [xK] = [bK]          S selects the removed rows (x0[R] = 0).
     [S   0  0 ] [y ]   [0 ]
 
-Eliminating x0 leaves a small dense system in (xK, y) of size |K| + |R|; each change costs one
-solve with the base factor. A constraint whose gradient is linearly dependent on W (tiny pivot,
-Remark 3.5.3) is swapped with the working contact of largest |α| in ∇G = Σ α_i ∇H_i (Remark 3.5.2);
-a dependent constraint of the equality rows alone is skipped (Lemma 1).
+Eliminating x0 leaves a small dense symmetric system in (xK, y) of size |K| + |R|, grown or shrunk
+by one row and column per change; each change costs one solve with the base factor. A constraint
+whose gradient is linearly dependent on W (tiny pivot λ² of thesis eq. 3.13, Remark 3.5.3) is
+swapped with the working contact of largest |α| in ∇G = Σ α_i ∇H_i (Remark 5.2); a dependent
+constraint of the equality rows alone is skipped (Lemma 1).
 """
 
 from __future__ import annotations
@@ -35,11 +37,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.linalg as la
 import scipy.sparse as sp
 
-from isocloth.solvers.linalg import spd_factor
+from isocloth.solvers.linalg import SPDFactorCache, spd_factor
 
-__all__ = ["QPResult", "SolverActiveSet", "qp_kkt_residuals"]
+__all__ = ["QPResult", "SolverActiveSet", "WorkingFactor", "qp_kkt_residuals"]
 
 
 @dataclass
@@ -52,9 +55,11 @@ class QPResult:
     zeta_E : (m_E,) float64, equality multipliers (sign: M Δφ = A_Eᵀ ζ_E + A_Iᵀ γ + f)
     gamma : (m_I,) float64, contact multipliers (≥ 0, zero outside W)
     working : (k,) int64, inequality rows in the final working set
-    iterations : int, systems solved
-    added, removed, dependent_swaps : int
-    factorizations : int, full factorizations; updates : int, Schur-complement updates
+    iterations : int, KKT systems solved
+    added, removed, dependent_swaps : int, working-set changes
+    factorizations : int, full factorizations done by this call (0 when a factor was passed in)
+    updates : int, bordered (Schur-complement) updates of the factor
+    converged : bool, False when ``max_changes`` was reached
     """
 
     dx: np.ndarray
@@ -70,79 +75,227 @@ class QPResult:
     converged: bool = True
 
 
-class _UpdatedFactor:
-    """Solves with G W Gᵀ for a working set that changes by single rows, via a base factor."""
+class WorkingFactor:
+    """Factorization of the Delassus matrix A0 = G0 W G0ᵀ of an initial working set.
 
-    def __init__(self, G0: sp.csr_matrix, w: np.ndarray, regularization: float, backend: str):
-        self.G0 = G0.tocsr()
-        self.w = w
-        self.m0 = G0.shape[0]
-        A0 = (self.G0.multiply(w[None, :]) @ self.G0.T).tocsc() if self.m0 else sp.csc_matrix((0, 0))
-        self.factor = spd_factor(A0, regularization=regularization, backend=backend) if self.m0 else None
-        self.added: list[sp.csr_matrix] = []  # rows a_k (1, N)
-        self.removed: list[int] = []  # indices into G0
-        self.Z = np.zeros((self.m0, 0))  # A0⁻¹ [B, Sᵀ] columns, in the order [added..., removed...]
-        self._cols_added: list[np.ndarray] = []
-        self._cols_removed: list[np.ndarray] = []
+    Parameters
+    ----------
+    w : (N,) float64, inverse masses per coordinate [1/kg] (0 = prescribed)
+    A_E : (m_E, N) sparse, equality rows; A_I : (m_I, N) sparse, inequality rows
+    working : (k,) int64, inequality rows in the working set (G0 = [A_E; A_I[working]])
+    regularization : float, relative diagonal shift ε of :func:`~isocloth.solvers.linalg.spd_factor`
+        (×100 and ×1e4 are tried if the factorization fails)
+    backend : "auto" | "dense" | "cholmod" | "splu"
+    cache : SPDFactorCache, optional, reuses CHOLMOD's symbolic analysis between factors
+    refinement : int, iterative-refinement steps of :meth:`solve` (default 0; the QP refines its
+        bordered system as a whole, see :meth:`SolverActiveSet.solve_qp`)
 
-    def _base_solve(self, b):
-        return self.factor.solve(b) if self.m0 else np.zeros(0)
+    Raises
+    ------
+    numpy.linalg.LinAlgError if A0 + εI is not positive definite (non-finite input).
+    """
 
-    def add(self, a: sp.csr_matrix) -> None:
-        self.added.append(a)
-        col = self._base_solve(np.asarray((self.G0.multiply(self.w[None, :]) @ a.T).todense()).ravel()) \
-            if self.m0 else np.zeros(0)
-        self._cols_added.append(col)
+    def __init__(self, w, A_E, A_I, working, *, regularization: float = 1e-12, backend: str = "auto",
+                 cache: SPDFactorCache | None = None, refinement: int = 0) -> None:
+        self._inputs = (w, A_E, A_I)
+        A_E = sp.csr_matrix(A_E)
+        A_I = sp.csr_matrix(A_I)
+        self.w = np.asarray(w, dtype=np.float64)
+        self.mE = A_E.shape[0]
+        self.working = np.asarray(working, dtype=np.int64)
+        self.G0 = sp.vstack([A_E, A_I[self.working]], format="csr") if self.working.size else A_E
+        self.m0 = self.G0.shape[0]
+        self.G0W = self.G0.multiply(self.w[None, :]).tocsr()
+        self.G0W_csc = self.G0W.tocsc()
+        self.G0W_csc.sort_indices()
+        self._factor = None
+        self.eps = 0.0
+        self.refinement = refinement
+        if not self.m0:
+            return
+        A0 = (self.G0W @ self.G0.T).tocsc()
+        self.A0 = A0
+        dmax = float(A0.diagonal().max())
+        fac = cache.factor if cache is not None else spd_factor
+        # relative shift ε: rows that are dependent at flat states (cloth flat on a flat obstacle:
+        # A0 has eigenvalues down to ~1e-13·max) become soft instead of producing huge multipliers;
+        # larger shifts only if the factorization fails
+        shifts = [regularization, 100 * regularization, 1e4 * regularization] if regularization > 0 else [0.0]
+        for k, reg in enumerate(shifts):
+            try:
+                self._factor = fac(A0, regularization=reg, backend=backend)
+            except Exception as exc:  # LAPACK / CHOLMOD: not positive definite
+                if k == len(shifts) - 1 or not _not_positive_definite(exc):
+                    raise
+                continue
+            self.eps = reg * dmax
+            break
+
+    def coupling(self, a) -> np.ndarray:
+        """G0 W aᵀ (m0,) for a row a (``indices``, ``data``)."""
+        if not self.m0:
+            return np.zeros(0)
+        ip, ix, dv = self.G0W_csc.indptr, self.G0W_csc.indices, self.G0W_csc.data
+        starts, ends = ip[a.indices], ip[a.indices + 1]
+        lens = ends - starts
+        if lens.sum() == 0:
+            return np.zeros(self.m0)
+        sel = np.concatenate([np.arange(b, e) for b, e in zip(starts, ends)])
+        return np.bincount(ix[sel], weights=dv[sel] * np.repeat(a.data, lens), minlength=self.m0)
+
+    def matches(self, w, A_E, A_I, working) -> bool:
+        """True when this factor was built for these inputs (same objects, same working set)."""
+        a, b, c = self._inputs
+        return a is w and b is A_E and c is A_I and np.array_equal(np.asarray(working, dtype=np.int64), self.working)
+
+    def solve(self, b: np.ndarray) -> np.ndarray:
+        """A0⁻¹ b for b (m0,) or (m0, k) float64: the factor of A0 + εI followed by ``refinement``
+        steps of iterative refinement against A0. Directions of A0 with eigenvalues ≳ ε are
+        solved to full accuracy; nearly dependent ones (eigenvalues ≪ ε) stay soft."""
+        if not self.m0:
+            return np.zeros_like(b)
+        x = self._factor.solve(b)
+        if self.eps > 0:
+            for _ in range(self.refinement):
+                x = x + self._factor.solve(b - self.A0 @ x)
+        return x
+
+    def compliance(self, T, refine: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Response of the QP with working set G0 to forces along the rows T (t, N).
+
+        Returns
+        -------
+        D : (t, t) float64, T P Tᵀ with P = W − W G0ᵀ A0⁻¹ G0 W, the map from a force f to the
+            displacement Δφ = P f. D is the Schur complement, with respect to the G0 block, of the
+            Delassus matrix [G0; T] W [G0; T]ᵀ: the Delassus operator of the rows T once the
+            working constraints are eliminated (seed 000 eq. 13). Symmetric positive semi-definite.
+        Z : (m0, t) float64, −A0⁻¹ G0 W Tᵀ, the change of the multipliers ζ of G0 per unit force
+            along each row of T (its rows mE + i are the contact multipliers of ``working[i]``).
+
+        A0⁻¹ is the factor of A0 + εI (nearly dependent rows soft); ``refine`` adds two steps of
+        iterative refinement against A0.
+        """
+        T = sp.csr_matrix(T)
+        TW = T.multiply(self.w[None, :]).tocsr()
+        out = (TW @ T.T).toarray()
+        Z = np.zeros((self.m0, T.shape[0]))
+        if self.m0 and T.shape[0]:
+            B = (self.G0W @ T.T).toarray()
+            Z = self._factor.solve(B)
+            if refine:
+                for _ in range(2):
+                    Z = Z + self._factor.solve(B - self.A0 @ Z)
+            out -= B.T @ Z
+            Z = -Z
+        return 0.5 * (out + out.T), Z
+
+
+class _Bordered:
+    """Solves with G W Gᵀ for the working set G0 with rows added/removed (module docstring)."""
+
+    def __init__(self, base: WorkingFactor):
+        self.base = base
+        self.kind: list[int] = []  # +1: added inequality row, −1: removed base row
+        self.ref: list[int] = []  # inequality row (added) or base index (removed)
+        self.rows: list = []  # sparse row a (added) or None
+        self.b: list[np.ndarray] = []  # G0 W aᵀ, or e_r
+        self.z: list[np.ndarray] = []  # A0⁻¹ b
+        self.K = np.zeros((0, 0))
+
+    def _column(self, a):
+        """(b, z, coupling with the current entries, diagonal) of a new added row a (1, N)."""
+        base = self.base
+        b = base.coupling(a)  # G0 W aᵀ
+        z = base.solve(b)
+        aW = _row_w_dense(a, base.w)
+        kv = np.empty(len(self.kind))
+        for p, (kd, ref) in enumerate(zip(self.kind, self.ref)):
+            if kd > 0:
+                r = self.rows[p]
+                kv[p] = aW[r.indices] @ r.data - b @ self.z[p]
+            else:
+                kv[p] = -z[ref]
+        d = float(aW[a.indices] @ a.data)
+        return b, z, kv, d, d - float(b @ z)
+
+    def _append(self, kind, ref, row, b, z, kv, diag):
+        k = len(self.kind)
+        K = np.empty((k + 1, k + 1))
+        K[:k, :k] = self.K
+        K[:k, k] = kv
+        K[k, :k] = kv
+        K[k, k] = diag
+        self.K = K
+        self.kind.append(kind)
+        self.ref.append(ref)
+        self.rows.append(row)
+        self.b.append(b)
+        self.z.append(z)
+
+    def add(self, a, ineq_row: int, column=None) -> None:
+        b, z, kv, _, diag = column if column is not None else self._column(a)
+        self._append(+1, ineq_row, a, b, z, kv, diag)
 
     def remove_base(self, i: int) -> None:
-        self.removed.append(i)
-        e = np.zeros(self.m0)
+        e = np.zeros(self.base.m0)
         e[i] = 1.0
-        self._cols_removed.append(self._base_solve(e))
+        z = self.base.solve(e)
+        kv = np.array([-self.z[p][i] if kd > 0 else -z[ref] for p, (kd, ref) in enumerate(zip(self.kind, self.ref))])
+        self._append(-1, i, None, e, z, kv, -z[i])
 
-    def remove_added(self, j: int) -> None:
-        del self.added[j]
-        del self._cols_added[j]
+    def remove_entry(self, p: int) -> None:
+        keep = np.r_[0:p, p + 1:len(self.kind)]
+        self.K = self.K[np.ix_(keep, keep)]
+        for lst in (self.kind, self.ref, self.rows, self.b, self.z):
+            del lst[p]
 
-    def rows(self) -> sp.csr_matrix:
-        """Current G rows in the order [G0 (all, removed ones pinned to 0), added...]."""
-        parts = [self.G0] + self.added
-        return sp.vstack(parts, format="csr") if self.added else self.G0
+    def removed_base(self) -> list[int]:
+        return [r for kd, r in zip(self.kind, self.ref) if kd < 0]
+
+    def refine(self, b0, bK, x0, v, steps: int) -> tuple[np.ndarray, np.ndarray]:
+        """Iterative refinement of a solution (x0, v) of :meth:`solve` against the unshifted
+        G W Gᵀ of the current working set (the base factor is of A0 + εI). A step is kept only
+        if it reduces the residual tenfold: along nearly dependent rows (eigenvalues ≪ ε) the
+        refinement converges slowly and would only inflate the multipliers there."""
+        base = self.base
+        added = [p for p, kd in enumerate(self.kind) if kd > 0]
+        rem = self.removed_base()
+
+        def residual(x0, v):
+            u = base.G0.T @ x0
+            for p in added:
+                _add_row(u, self.rows[p], v[p])
+            Wu = base.w * u
+            r0 = b0 - base.G0 @ Wu
+            if rem:
+                r0[rem] = 0.0  # rows of removed constraints: absorbed by their artificial multipliers
+            rK = np.array([(bK[p] - self.rows[p].dot(Wu)) if kd > 0 else 0.0 for p, kd in enumerate(self.kind)])
+            return r0, rK
+
+        r0, rK = residual(x0, v)
+        norm = max(float(np.abs(r0).max(initial=0.0)), float(np.abs(rK).max(initial=0.0)))
+        for _ in range(steps):
+            dx0, dv = self.solve(r0, rK)
+            x1, v1 = x0 + dx0, v + dv
+            s0, sK = residual(x1, v1)
+            n1 = max(float(np.abs(s0).max(initial=0.0)), float(np.abs(sK).max(initial=0.0)))
+            if not n1 <= 0.1 * norm:
+                break
+            x0, v, r0, rK, norm = x1, v1, s0, sK, n1
+        return x0, v
 
     def solve(self, b0: np.ndarray, bK: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Solve with the current set; returns (x0 (m0,), xK (|K|,)); x0[removed] = 0."""
-        k, r = len(self.added), len(self.removed)
-        u = self._base_solve(b0)
-        if k + r == 0:
+        """Solve with the current set; bK holds one value per entry (0 for removed rows).
+        Returns (x0 (m0,), v (entries,)) with x0[removed] = 0."""
+        u = self.base.solve(b0)
+        if not self.kind:
             return u, np.zeros(0)
-        Zk = np.column_stack(self._cols_added) if k else np.zeros((self.m0, 0))
-        Zr = np.column_stack(self._cols_removed) if r else np.zeros((self.m0, 0))
-        if k:
-            AK = sp.vstack(self.added, format="csr")
-            D = (AK.multiply(self.w[None, :]) @ AK.T).toarray()
-            Bt = (AK.multiply(self.w[None, :]) @ self.G0.T).toarray()  # Bᵀ (k, m0)
-        else:
-            D, Bt = np.zeros((0, 0)), np.zeros((0, self.m0))
-        Sel = np.zeros((r, self.m0))
-        Sel[np.arange(r), self.removed] = 1.0
-        top = np.hstack([D - Bt @ Zk, -Bt @ Zr])
-        bot = np.hstack([-Sel @ Zk, -Sel @ Zr])
-        K = np.vstack([top, bot])
-        rhs = np.concatenate([bK - Bt @ u, -Sel @ u])
-        sol = np.linalg.lstsq(K, rhs, rcond=None)[0] if K.size else np.zeros(0)
-        xK, y = sol[:k], sol[k:]
-        x0 = u - Zk @ xK - Zr @ y
-        if r:
-            x0[self.removed] = 0.0
-        return x0, xK
-
-    def pivot(self, a: sp.csr_matrix) -> tuple[float, float]:
-        """(a W aᵀ, a W Gᵀ A⁻¹ G W aᵀ) for a candidate row: their difference is λ² of thesis eq. 3.13."""
-        d = float((a.multiply(self.w[None, :]) @ a.T).toarray()[0, 0])
-        Gc = self.rows()
-        rhs = np.asarray((Gc.multiply(self.w[None, :]) @ a.T).todense()).ravel()
-        x0, xK = self.solve(rhs[: self.m0], rhs[self.m0:])
-        return d, float(rhs @ np.concatenate([x0, xK]))
+        v = _small_solve(self.K, bK - np.array([bp @ u for bp in self.b]))
+        x0 = u - np.column_stack(self.z) @ v
+        rem = self.removed_base()
+        if rem:
+            x0[rem] = 0.0
+        return x0, v
 
 
 @dataclass
@@ -154,116 +307,246 @@ class SolverActiveSet:
     multiplier_tolerance : float
         A working contact leaves W when its multiplier is below −tol·|γ|∞.
     feasibility_tolerance : float [m]
-        ε1: an observed constraint enters W when A_I Δφ + h < −ε1.
+        An observed constraint enters W when A_I Δφ + h < −tol (must be below ε1).
     dependence_tolerance : float
         Relative pivot λ²/(a W aᵀ) below which a constraint is linearly dependent (Remark 3.5.3).
     max_changes : int
         Cap on working-set changes per QP.
-    regularization, backend : passed to the base factorization.
+    regularization : float
+        Relative diagonal shift ε of the base factorization (×100, ×1e4 if that factorization
+        fails). The same shift enters the Delassus operator of friction, so both see the same
+        (slightly soft) nearly dependent rows; see docs/design/friction.md.
+    refinement : int
+        Iterative-refinement steps of each KKT solve against the unshifted matrix: rows whose
+        eigenvalues are ≳ ε are then solved to full accuracy (two steps took a recorded cloth QP
+        from 5e-5 m to 2e-8 m of the interior-point solution); nearly dependent ones stay soft.
+    backend : passed to the base factorization.
+    batch : int
+        Violated constraints entering W per KKT solve: the most violated one, then (up to
+        ``batch`` in all, in order of violation) violated ones whose free coordinates are disjoint
+        from those of the constraints already taken in this round, so that they do not couple
+        through the mass matrix. Each still passes the dependence test on its own. 1 is thesis
+        Remark 3.5.5(4); with many violated rows (a layer of cloth falling through another:
+        hundreds of rows) batches cut the KKT solves several-fold (docs/design/self-collision.md).
+    rebase : int
+        Working-set changes held in the bordered (dense) block before the current working set is
+        factorized afresh (each change solves with that block).
     """
 
     multiplier_tolerance: float = 1e-10
     feasibility_tolerance: float = 1e-6
     dependence_tolerance: float = 1e-10
     max_changes: int = 500
+    batch: int = 16
+    rebase: int = 32
     regularization: float = 1e-12
+    refinement: int = 0
     backend: str = "auto"
-    _stats: dict = field(default_factory=dict, repr=False)
+    _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
 
-    def solve_qp(self, w, f, A_E, c_E, A_I, h, working=None) -> QPResult:
+    def factorize(self, w, A_E, A_I, working) -> WorkingFactor:
+        """The base factor of a working set (reused by :meth:`solve_qp` when passed as ``factor``)."""
+        return WorkingFactor(w, A_E, A_I, working, regularization=self.regularization, backend=self.backend,
+                             cache=self._cache)
+
+    def solve_qp(self, w, f, A_E, c_E, A_I, h, working=None, *, factor: WorkingFactor | None = None) -> QPResult:
         """Solve one QP (see module docstring).
 
         Parameters
         ----------
         w : (N,) float64, inverse masses per coordinate (0 = prescribed)
-        f : (N,) float64, linear term (lagged friction force, thesis eq. 3.4)
+        f : (N,) float64, linear term (lagged friction force, seed 000 eq. 5)
         A_E : (m_E, N) sparse, c_E : (m_E,) — equality rows
         A_I : (m_I, N) sparse, h : (m_I,) — inequality rows (A_I Δφ + h ≥ 0)
         working : int array, warm-start working set (inequality rows), optional
+        factor : WorkingFactor of (w, A_E, A_I, working), optional (saves the factorization)
 
         Returns
         -------
         QPResult
         """
+        A_E_in, A_I_in = A_E, A_I
         A_E = sp.csr_matrix(A_E)
         A_I = sp.csr_matrix(A_I)
         mE, mI = A_E.shape[0], A_I.shape[0]
         W0 = np.unique(np.asarray(working if working is not None else [], dtype=np.int64))
         W0 = W0[(W0 >= 0) & (W0 < mI)]
-        G0 = sp.vstack([A_E, A_I[W0]], format="csr") if W0.size else A_E
-        fac = _UpdatedFactor(G0, w, self.regularization, self.backend)
-        res = QPResult(np.zeros(w.size), np.zeros(mE), np.zeros(mI), W0, factorizations=1)
-        base_ineq = list(W0)  # inequality row of each base row after mE
-        added_ineq: list[int] = []
-        skipped: set[int] = set()
-        g_all = np.concatenate([c_E, h[W0]])
+        res = QPResult(np.zeros(w.size), np.zeros(mE), np.zeros(mI), W0)
+        if factor is None or not factor.matches(w, A_E_in, A_I_in, W0):
+            factor = self.factorize(w, A_E, A_I, W0)
+            res.factorizations = 1
+        bord = _Bordered(factor)
+        G0 = factor.G0
         Wf = w * f
-        for it in range(self.max_changes + 1):
-            Gc = fac.rows()
-            rhs = -np.concatenate([g_all, h[added_ineq]]) - Gc @ Wf
-            x0, xK = fac.solve(rhs[: fac.m0], rhs[fac.m0:])
-            zeta = np.concatenate([x0, xK])
+        b0 = -np.concatenate([c_E, h[W0]]) - G0 @ Wf
+        base_rows = list(W0)  # inequality row of base entry mE + i
+        skipped: set[int] = set()
+        dx = np.zeros(w.size)
+        for _ in range(self.max_changes + 1):
+            if len(bord.kind) > self.rebase:
+                # many changes since the base factor: factorize the current working set (keeps the
+                # dense bordered block, solved at every change, small)
+                removed = set(bord.removed_base())
+                cur = np.array(sorted([base_rows[i] for i in range(len(base_rows)) if (mE + i) not in removed]
+                                      + [r for kd, r in zip(bord.kind, bord.ref) if kd > 0]), dtype=np.int64)
+                factor = self.factorize(w, A_E, A_I, cur)
+                res.factorizations += 1
+                bord = _Bordered(factor)
+                G0 = factor.G0
+                b0 = -np.concatenate([c_E, h[cur]]) - G0 @ Wf
+                base_rows = list(cur)
+            bK = np.array([(-h[r] - bord.rows[p].dot(Wf)) if kd > 0 else 0.0
+                           for p, (kd, r) in enumerate(zip(bord.kind, bord.ref))])
+            x0, v = bord.refine(b0, bK, *bord.solve(b0, bK), self.refinement)
             res.iterations += 1
-            dx = w * (Gc.T @ zeta + f)
-            # contact multipliers of the working set
-            active_base = [i for i in range(len(base_ineq)) if (mE + i) not in fac.removed]
-            gam_rows = [base_ineq[i] for i in active_base] + added_ineq
-            gam_vals = np.concatenate([x0[[mE + i for i in active_base]], xK]) if gam_rows else np.zeros(0)
-            # relative to the multipliers' own size: cloth QPs have multipliers of order 1e-9
-            scale = float(np.abs(gam_vals).max()) if gam_vals.size else 1.0
-            if gam_vals.size and gam_vals.min() < -self.multiplier_tolerance * scale:
-                # most negative multiplier leaves W
-                _drop_working(fac, int(np.argmin(gam_vals)), active_base, added_ineq, mE)
+            force = G0.T @ x0 + f
+            added = [p for p, kd in enumerate(bord.kind) if kd > 0]
+            for p in added:
+                _add_row(force, bord.rows[p], v[p])
+            dx = w * force
+            # contact multipliers of the working set: (row, value, entry) for base and added contacts
+            removed = set(bord.removed_base())
+            work = [(base_rows[i], x0[mE + i], ("base", mE + i)) for i in range(len(base_rows))
+                    if (mE + i) not in removed]
+            work += [(bord.ref[p], v[p], ("add", p)) for p in added]
+            gam = np.array([g for _, g, _ in work])
+            scale = float(np.abs(gam).max()) if gam.size else 1.0
+            if gam.size and gam.min() < -self.multiplier_tolerance * scale:
+                # most negative multiplier leaves W (Remark 5.1)
+                self._drop(bord, work[int(np.argmin(gam))][2])
                 res.removed += 1
                 res.updates += 1
+                if res.added + res.removed > self.max_changes:
+                    break
                 continue
             # most violated observed constraint enters W
-            in_W = np.zeros(mI, dtype=bool)
-            in_W[gam_rows] = True
-            if skipped:
-                in_W[list(skipped)] = True
             viol = A_I @ dx + h
-            viol[in_W] = np.inf
+            if work:
+                viol[[r for r, _, _ in work]] = np.inf
+            if skipped:
+                viol[list(skipped)] = np.inf
             if mI == 0 or viol.min() >= -self.feasibility_tolerance:
                 res.dx = dx
                 res.zeta_E = x0[:mE].copy()
                 res.gamma = np.zeros(mI)
-                res.gamma[gam_rows] = gam_vals
-                res.working = np.array(sorted(gam_rows), dtype=np.int64)
+                if work:
+                    res.gamma[[r for r, _, _ in work]] = gam
+                res.working = np.array(sorted(r for r, _, _ in work), dtype=np.int64)
                 return res
-            k = int(np.argmin(viol))
-            a = A_I[k]
-            d, proj = fac.pivot(a)
-            if d - proj <= self.dependence_tolerance * max(d, 1e-300):
-                # ∇H_k = Σ α_i ∇G_i: swap with the working contact of largest |α| (Remark 3.5.2)
-                rhs_a = np.asarray((Gc.multiply(w[None, :]) @ a.T).todense()).ravel()
-                a0, aK = fac.solve(rhs_a[: fac.m0], rhs_a[fac.m0:])
-                alpha = np.concatenate([a0[[mE + i for i in active_base]], aK]) if gam_rows else np.zeros(0)
-                if alpha.size == 0 or np.abs(alpha).max() < 1e-12:
-                    skipped.add(k)  # dependent on the equality rows alone (Lemma 1)
-                    continue
-                _drop_working(fac, int(np.argmax(np.abs(alpha))), active_base, added_ineq, mE)
-                res.dependent_swaps += 1
-            fac.add(a)
-            added_ineq.append(k)
-            res.added += 1
-            res.updates += 1
+            for n_in, k in enumerate(self._entering(viol, A_I, w)):
+                a = _Row(A_I, k)
+                col = bord._column(a)
+                b, _, kv, d, diag = col
+                lam2 = diag - (kv @ _small_solve(bord.K, kv) if kv.size else 0.0)
+                if lam2 <= self.dependence_tolerance * max(d, 1e-300):
+                    if n_in:
+                        continue  # a later row of the batch: leave it to the next round
+                    # ∇H_k = Σ α_i ∇G_i (Remark 5.2): H_k enters and a working contact leaves. Which
+                    # one: the dual ratio test of Goldfarb & Idnani (1983) — entering H_k with
+                    # multiplier t leaves Δφ unchanged and moves the others to γ_i − t α_i, so the
+                    # first to reach zero, argmin_{α_i > 0} γ_i/α_i, leaves. (The thesis' largest
+                    # |α| cycled on parallel cloth layers, whose edge–edge rows are combinations
+                    # of node–face rows.) No α_i > 0: H_k cannot be met together with W; skipped
+                    aW = _row_w_dense(a, w)
+                    bK_a = np.array([aW[bord.rows[p].indices] @ bord.rows[p].data if kd > 0 else 0.0
+                                     for p, kd in enumerate(bord.kind)])
+                    a0, av = bord.solve(b, bK_a)
+                    alpha = np.array([a0[e[1]] if e[0] == "base" else av[e[1]] for _, _, e in work])
+                    amax = float(np.abs(alpha).max()) if alpha.size else 0.0
+                    pos = np.flatnonzero(alpha > 1e-9 * amax) if amax >= 1e-12 else np.zeros(0, dtype=np.int64)
+                    if pos.size == 0:
+                        skipped.add(k)  # dependent on the equality rows alone (Lemma 1), or on W
+                        break
+                    ratio = np.maximum(gam[pos], 0.0) / alpha[pos]
+                    self._drop(bord, work[int(pos[np.argmin(ratio)])][2])
+                    res.dependent_swaps += 1
+                    col = None  # the set changed: recompute the coupling
+                bord.add(a, k, col)
+                res.added += 1
+                res.updates += 1
+                if col is None:
+                    break  # after a swap, solve again before adding more
+            if res.added + res.removed > self.max_changes:
+                break
         res.converged = False
         res.dx = dx
         return res
 
+    def _entering(self, viol: np.ndarray, A_I, w: np.ndarray) -> list[int]:
+        """Rows entering W this round: the most violated, then violated rows (by violation) whose
+        free coordinates are disjoint from those already taken, ``batch`` at most."""
+        k0 = int(np.argmin(viol))
+        if self.batch <= 1:
+            return [k0]
+        cand = np.flatnonzero(viol < -self.feasibility_tolerance)
+        if cand.size <= 1:
+            return [k0]
+        cand = cand[np.argsort(viol[cand], kind="stable")]
+        taken = [k0]
+        used = np.zeros(w.size, dtype=bool)
+        ip, ix = A_I.indptr, A_I.indices
+        cols = ix[ip[k0]:ip[k0 + 1]]
+        used[cols[w[cols] > 0]] = True
+        for k in cand[1:]:
+            if len(taken) >= self.batch:
+                break
+            cols = ix[ip[k]:ip[k + 1]]
+            cols = cols[w[cols] > 0]
+            if used[cols].any():
+                continue
+            used[cols] = True
+            taken.append(int(k))
+        return taken
 
-def _drop_working(fac: _UpdatedFactor, j: int, active_base: list, added_ineq: list, mE: int) -> None:
-    """Move working contact j (numbered base contacts first, then added ones) to the observation set."""
-    if j < len(active_base):
-        fac.remove_base(mE + active_base[j])
-    else:
-        fac.remove_added(j - len(active_base))
-        del added_ineq[j - len(active_base)]
+    @staticmethod
+    def _drop(bord: _Bordered, entry) -> None:
+        kind, idx = entry
+        if kind == "base":
+            bord.remove_base(idx)
+        else:
+            bord.remove_entry(idx)
+
+
+def _not_positive_definite(exc: Exception) -> bool:
+    return isinstance(exc, np.linalg.LinAlgError) or type(exc).__name__ == "CholmodNotPositiveDefiniteError"
+
+
+class _Row:
+    """Row k of a CSR matrix as (indices, data), without building a scipy matrix."""
+
+    __slots__ = ("indices", "data")
+
+    def __init__(self, A, k: int):
+        s, e = A.indptr[k], A.indptr[k + 1]
+        self.indices = A.indices[s:e]
+        self.data = A.data[s:e]
+
+    def dot(self, v: np.ndarray) -> float:
+        return float(self.data @ v[self.indices])
+
+
+def _row_w_dense(a, w: np.ndarray) -> np.ndarray:
+    """Dense (N,) vector W aᵀ of a sparse (1, N) CSR row."""
+    out = np.zeros(w.size)
+    out[a.indices] = a.data * w[a.indices]
+    return out
+
+
+def _add_row(out: np.ndarray, row, value: float) -> None:
+    """out += rowᵀ · value for a sparse (1, N) CSR row."""
+    out[row.indices] += row.data * value
+
+
+def _small_solve(K: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Solve the small symmetric (indefinite) bordered system; least squares if it is singular."""
+    try:
+        return la.solve(K, rhs, assume_a="sym", check_finite=False)
+    except (la.LinAlgError, ValueError):
+        return np.linalg.lstsq(K, rhs, rcond=None)[0]
 
 
 def qp_kkt_residuals(w, f, A_E, c_E, A_I, h, res: QPResult) -> dict:
-    """KKT residuals of a QP solution (thesis eq. 3.6): stationarity, feasibility, sign, complementarity.
+    """KKT residuals of a QP solution (seed 000 eq. 7): stationarity, feasibility, sign, complementarity.
 
     Stationarity is measured on free coordinates (w > 0) as ‖Δφ/w − (A_Eᵀζ + A_Iᵀγ + f)‖∞.
     """

@@ -36,6 +36,9 @@ class SolveResult:
     iterations : int, number of linearised QPs solved
     residual : float, final max relative residual
     log : IterLog
+    factorizations : int, numeric factorizations done (0 when every step reused an earlier one)
+    factor_point : (n, 3) float64 or None, positions [m] of the factorization the solver kept
+        (pass it to the next solve to reuse it; None when it keeps none)
     """
 
     x: np.ndarray
@@ -44,3 +47,5 @@ class SolveResult:
     iterations: int
     residual: float
     log: IterLog
+    factorizations: int = 0
+    factor_point: np.ndarray | None = None

@@ -1,210 +1,284 @@
 """Projection with contacts and friction in one pass (thesis §3.4, Algorithm 2; seed 000 §4–5).
 
-Iteration j linearises inextensibility and contacts around φ_j and solves the QP (thesis eq. 3.4)
+Iteration j linearises inextensibility and contacts around φ_j and solves the QP (seed 000 eq. 5)
 
-    min ½ Δφᵀ M Δφ − Δφᵀ f_μ(φ̇_j)   s.t.  C(φ_j) + ∇C Δφ = 0,   H(φ_j) + ∇H Δφ ≥ 0,
+    min ½ Δφᵀ M Δφ − Δφᵀ f_j   s.t.  C(φ_j) + ∇C Δφ = 0,   H(φ_j) + ∇H Δφ ≥ 0,
 
-with a QP solver (active-set by default, interior point as baseline). Friction is lagged one
-iteration (eq. 3.2–3.4) and enters the QP as a linear term: the friction force of a contact is
-F_i = −μ Γ_i V_i with Γ_i = Σ_j ‖∇H_iᵀ Δγ_{i,j}‖ the normal impulse accumulated over the
-iterations so far and V_i the unit tangential velocity of the node relative to the obstacle surface
-(obstacle surface velocity included); each QP receives the change of F since the previous one.
-Static friction: the magnitude is limited to the force that stops the sliding, estimated from
-the node's observed tangential compliance (secant update over iterations, which includes the
-coupling through the inextensibility constraints; the first estimate is the node's own inverse
-mass), so friction stops a sliding cloth but never reverses it. Stopping (eq. 3.5): relative
-inextensibility residual ≤ tolerance (ε0), min H ≥ −ε1, and friction settled (its change would
-move no node by more than ε2).
+with a QP solver (active-set by default, interior point as baseline). As in eq. 5 friction is
+lagged one iteration and enters the QP as a linear term f_j, and friction is bounded by the normal
+impulse, β_i = ‖Γ_i ∇H_i‖ (Remark 2.2.3). Three changes to the literal scheme, each found
+necessary by a test (docs/design/friction.md):
+
+1. Normal impulses are re-solved by every QP: the linear term withdraws the impulses Γ_i n_i of
+   the previous QP and the new multipliers are the totals (a contact that stops pushing carries no
+   friction; Γ is not an ever-growing sum of increments).
+2. The friction impulses are not μΓ against the lagged velocity (eq. 3 holds only while sliding):
+   before each QP they are computed from Coulomb's law with maximal dissipation for the current Γ
+   (:func:`~isocloth.solvers.friction.solve_disc_friction`), with the tangential Delassus operator
+   of the contacts once the working constraints are eliminated, i.e. the exact linear response of
+   the next QP's slips to friction (:meth:`~isocloth.solvers.active_set.WorkingFactor.compliance`),
+   and the linear change of Γ with friction. A contact sticks when the impulse that stops its slip
+   relative to the obstacle surface (obstacle velocity included, §6.2) lies in the disc μΓ_i, else
+   it slides with μΓ_i against its slip (per-contact local problems in Gauss–Seidel sweeps, as in
+   Li et al. 2018, on the dual form). A small proximal term keeps the statically indeterminate
+   part of the forces (flat cloth on a plane) from jumping between iterations.
+3. The QP receives the change of the friction impulses since the previous QP.
+
+This staggers a normal QP and a friction problem (as in Kaufman et al. 2008, "Staggered
+projections"); its fixed points satisfy Signorini, the Coulomb cone and maximal dissipation.
+
+Stopping (eq. 6): relative inextensibility residual ≤ tolerance (ε0), min H ≥ −ε1, and friction
+settled (ε2 = ``slip_tolerance``): the pending friction change would move no contact point by more
+than ε2, or the last QP moved no node by more than ε2 (eq. 6 literally).
+
+Self-collisions and thin obstacles (seed 000 §3, §4.1; thesis §3.4.1). With a collision detector
+(``model.collision_detector``), every iteration detects Collisions_ω(φⁿ →Δt φ_j) with the proximity
+parameter ω and adds the rows (node–face, edge–edge, obstacle point–face and segment–edge, with
+frozen normals and weights) to the observation set of the step (:class:`CollisionSet`: it only
+grows; a pair found again replaces its row). They are stacked with the node–obstacle contacts in
+every QP (:class:`~isocloth.contact.rows.ContactRows`); being linear in φ, their linearisation is
+exact. Friction acts on them like on contacts, on the weighted relative slip Σ w_i Δx_i with the
+row's μ (cloth–cloth ``mu_cloth`` or the obstacle's). When the stopping criteria hold, the final
+check detects crossings with ω = 0 on the same broad-phase candidates; if a pair crossed, the step
+restarts from φ0 with ω ← ``omega_decay``·ω, keeping the observation set plus the crossing rows
+(at most ``max_restarts`` times; seed 000 §4.1). Rows whose weights sit only on grasped nodes are
+dropped (the solver cannot act on them).
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
-from isocloth.contact.contacts import Contacts, detect_contacts, node_of_key
-from isocloth.solvers.active_set import SolverActiveSet
+from isocloth.contact.contacts import detect_contacts
+from isocloth.contact.rows import ContactRows
+from isocloth.contact.self_collision import CollisionRows, CollisionSet
+from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
+from isocloth.solvers.friction import FrictionImpulses
+from isocloth.solvers.linalg import SPDFactorCache
 from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
+from isocloth.step.diagnostics import ContactDiagnostics
 
 __all__ = ["ContactProjection", "ContactStats"]
 
 
-@dataclass
-class ContactStats:
-    """Per-step contact statistics (added to StepInfo)."""
+@dataclass(kw_only=True)
+class ContactStats(ContactDiagnostics):
+    """Per-step contact statistics (fields of :class:`~isocloth.step.diagnostics.ContactDiagnostics`,
+    copied into StepInfo) and the keys of the final working set (warm start of the next step)."""
 
-    contact_count: int = 0
-    active_contacts: int = 0
-    min_gap: float = float("inf")
-    qp_iterations: int = 0
-    constraints_added: int = 0
-    constraints_removed: int = 0
-    factorizations: int = 0
-    updates: int = 0
     active_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass
+class _Pass:
+    """Outcome of one pass of the iteration (from φ0 to a fixed point or the iteration cap)."""
+
+    x: np.ndarray
+    lam: np.ndarray
+    status: SolveStatus
+    keys_W: np.ndarray
+    rows: ContactRows | None
+    crossings: CollisionRows
+    log: IterLog
+
+
+@dataclass
 class ContactProjection:
-    """Fast projection with Signorini contacts and Coulomb-like friction.
+    """Fast projection with Signorini contacts, self-collisions and Coulomb friction.
 
     Parameters (numerics only)
     ----------
     qp_solver : SolverActiveSet or SolverInteriorPoint
     tolerance : float, ε0 as a relative constraint residual (as in SolverProjection)
     penetration_tolerance : float [m], ε1
-    step_tolerance : float [m], ε2 on max |Δφ| (friction converged)
-    max_iterations : int
+    slip_tolerance : float [m], ε2: friction is settled when its pending change moves no contact
+        point by more than this, or the last QP moved no node by more (1e-8 m: a slip-velocity
+        error of 1e-6 m/s at dt = 10 ms)
+    max_iterations : int, cap on linearised QPs per pass
     margin : float [m], contact detection distance around obstacles
+    friction_tolerance : float [m], slip change at which the Gauss–Seidel sweeps of the friction
+        problem stop; friction_sweeps : int, their cap
+    normal_coupling : bool, let the friction problem predict the change of the normal impulses
+        with friction (faster convergence where friction changes the cloth's tension)
+    friction_proximal : float, weight ρ/max diag(D) of the proximal term ½ρ‖F − F_prev‖² of the
+        friction problem (0 disables it; it vanishes at the fixed point)
+
+    Self-collision physics (τ0, ω, its decay, restarts, μ_cloth) lives in
+    ``model.self_collision`` (:class:`~isocloth.model.SelfCollisionOptions`).
     """
 
     qp_solver: object = field(default_factory=SolverActiveSet)
     tolerance: float = 1e-3
     penetration_tolerance: float = 1e-4
-    step_tolerance: float = 1e-5
+    slip_tolerance: float = 1e-8
     max_iterations: int = 50
     margin: float = 0.01
+    friction_tolerance: float = 1e-11
+    friction_sweeps: int = 500
+    normal_coupling: bool = True
+    friction_proximal: float = 1e-3
+    _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
+
+    def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
+        if isinstance(self.qp_solver, SolverActiveSet):
+            return self.qp_solver.factorize(w3, A_E, A_I, working)
+        return WorkingFactor(w3, A_E, A_I, working, cache=self._cache)
 
     def solve(self, model, x_prev: np.ndarray, x0: np.ndarray, t: float, dt: float,
               warm_keys: np.ndarray | None = None) -> tuple[SolveResult, ContactStats]:
-        """Project x0 onto inextensibility and contacts at time t (end of the step).
+        """Project x0 onto inextensibility, contacts and collision constraints at time t (end of
+        the step).
 
         Parameters
         ----------
-        model : ClothModel with ``obstacles``
-        x_prev : (n, 3) float64 [m], φ^n (for velocities)
+        model : ClothModel (``obstacles``, ``collision_detector``, ``self_collision``)
+        x_prev : (n, 3) float64 [m], φ^n (for velocities and continuous collision detection)
         x0 : (n, 3) float64 [m], unconstrained positions (grasped nodes at their targets)
         t : float [s]; dt : float [s]
-        warm_keys : contact keys active at the previous step (warm start)
+        warm_keys : row keys active at the previous step (warm start, Remark 5.3.1)
 
         Returns
         -------
-        (SolveResult, ContactStats)
+        (SolveResult, ContactStats); ``status`` is MAX_ITERATIONS also when crossings remain after
+        the last restart (``ContactStats.crossings`` > 0).
         """
+        det = model.collision_detector
+        opts = model.self_collision
+        stats = ContactStats()
+        keys_W = np.zeros(0, dtype=np.int64) if warm_keys is None else np.asarray(warm_keys, dtype=np.int64)
+        collisions = CollisionSet() if det is not None else None
+        omega = float(opts.omega) if det is not None else float("nan")
+        passes = opts.max_restarts + 1 if det is not None else 1
+        iterations = 0
+        for attempt in range(passes):
+            out = self._pass(model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats)
+            iterations += len(out.log.residuals) - 1
+            keys_W = out.keys_W
+            if out.crossings.count == 0 or attempt == passes - 1:
+                break
+            # a pair crossed although every iteration detected with ω: restart from φ0 with a smaller
+            # ω, the crossing rows constrained from the start (seed 000 §4.1, Remark 3.2)
+            collisions.add(out.crossings)
+            omega *= opts.omega_decay
+            stats.restarts += 1
+        status = out.status
+        stats.crossings = out.crossings.count
+        if stats.crossings:
+            status = SolveStatus.MAX_ITERATIONS
+        stats.omega = omega
+        R = out.rows
+        if R is not None:
+            stats.contact_count = R.count
+            stats.min_gap = float(R.gap.min()) if R.count else float("inf")
+            stats.collision_rows = R.self_count
+            stats.active_collisions = int(np.count_nonzero(keys_W < 0))
+        stats.active_keys = np.array(sorted(keys_W.tolist()), dtype=np.int64)
+        stats.active_contacts = int(stats.active_keys.size)
+        return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
+                           residual=out.log.residuals[-1], log=out.log), stats
+
+    def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats) -> _Pass:
+        """One iteration of thesis Algorithm 2 from φ0 (seed 000 §4.1)."""
         cons, rows = model.constraints, model.active_rows
         n = x0.shape[0]
         w = model.inverse_masses
         w3 = np.repeat(w, 3)
         free_nodes = np.flatnonzero(w > 0)
+        free_mask = w > 0
         scale = cons.scale[rows]
         x = np.array(x0, dtype=np.float64, copy=True)
-        stats = ContactStats()
         log = IterLog()
         lam = np.zeros(cons.row_count)
-        keys_W = np.zeros(0, dtype=np.int64) if warm_keys is None else np.asarray(warm_keys, dtype=np.int64)
-        fric = _FrictionState()
+        fric = FrictionImpulses()
         status = SolveStatus.MAX_ITERATIONS
-        contacts = None
+        R = None
+        crossings = CollisionRows.empty()
+        step_max = np.inf
+        A_coll = None  # Jacobian of the collision rows (constant while the set does not change)
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
             c = C[rows]
+            A_E = J[rows]
             res = float(np.max(np.abs(c) / scale)) if rows.size else 0.0
+            tic = time.perf_counter()
             contacts = detect_contacts(model.obstacles, x, t, self.margin, nodes=free_nodes)
-            min_gap = float(contacts.gap.min()) if contacts.count else np.inf
+            cand = None
+            if det is not None:
+                # Collisions_ω(φⁿ →Δt φ_j) join the observation set (thesis Algorithm 2, lines 2, 12)
+                cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t)
+                new = det.narrow_phase(cand, omega=omega)
+                if new.count:
+                    new = new.take(new.movable(free_mask))
+                if new.count:
+                    # a pair found again replaces its row only if the row detected now is violated
+                    # beyond ε1: the earlier row holds at φ_j (it was in the last QP), and replacing
+                    # rows whose frozen normal and weights move with the iterate made the
+                    # iteration cycle between two states (docs/design/self-collision.md)
+                    collisions.add(new, replace=new.gap < -self.penetration_tolerance)
+                    A_coll = None
+            stats.detection_time += time.perf_counter() - tic
+            R = ContactRows.build(contacts, collisions.rows if collisions is not None else None, x)
+            min_gap = float(R.gap.min()) if R.count else np.inf
             log.residuals.append(res)
-            f = fric.increment(contacts, x, x_prev, dt, w)
-            settled = fric.settled(w, self.step_tolerance)
+            keys = R.keys
+            working = np.flatnonzero(np.isin(keys, keys_W)) if keys_W.size else np.zeros(0, dtype=np.int64)
+            A_I = contacts.jacobian(n)
+            if R.self_count:
+                if A_coll is None:
+                    A_coll = collisions.rows.jacobian(n)
+                A_I = sp.vstack([A_I, A_coll], format="csr") if contacts.count else A_coll
+            factor = None
+            f = np.zeros((n, 3))
+            settled = True
+            if fric.has_impulses():
+                if fric.rows(R).size:
+                    # the Delassus operator is recomputed at every linearisation (with the factor the
+                    # next QP uses): reusing it across iterations made the friction iteration stall on
+                    # cloth lying flat on a plane, whose nearly dependent rows respond differently at
+                    # each linearisation (docs/design/friction.md)
+                    factor = self._factor(w3, A_E, A_I, working)
+                settled = fric.update(R, x, x_prev, dt, factor, self, f, stats)
             # ε1 applies once a QP has been solved; before that any penetration triggers one (a
             # tolerated penetration left for the next step would make the contact velocity jitter)
             gap_ok = min_gap >= (-self.penetration_tolerance if j > 0 else 0.0)
-            if res <= self.tolerance and gap_ok and settled:
-                status = SolveStatus.CONVERGED
-                break
-            if j == self.max_iterations:
+            # friction has stabilised (eq. 6, ε2): its pending change moves no contact point by more
+            # than ε2, or the last QP, which applied the previous change, moved no node by more than
+            # ε2 (the Delassus prediction can overstate motions along nearly dependent rows)
+            settled = settled or (j > 0 and step_max <= self.slip_tolerance)
+            done = res <= self.tolerance and gap_ok and settled
+            if done or j == self.max_iterations:
+                if cand is not None:
+                    # final check with ω = 0 on the same candidates (the ω-box contains the 0-box)
+                    tic = time.perf_counter()
+                    crossings = det.narrow_phase(cand, omega=0.0, proximity=False)
+                    if crossings.count:
+                        crossings = crossings.take(crossings.movable(free_mask))
+                    stats.detection_time += time.perf_counter() - tic
+                if done:
+                    status = SolveStatus.CONVERGED
                 break
             fric.commit()
-            keys = contacts.keys()
-            working = np.flatnonzero(np.isin(keys, keys_W))
-            qp = self.qp_solver.solve_qp(w3, f.ravel(), J[rows], c, contacts.jacobian(n), contacts.gap, working)
-            dx = qp.dx.reshape(n, 3)
-            x = x + dx
+            fric.withdraw_normal(f)
+            if isinstance(self.qp_solver, SolverActiveSet):
+                if factor is None:
+                    factor = self._factor(w3, A_E, A_I, working)
+                qp = self.qp_solver.solve_qp(w3, f.ravel(), A_E, c, A_I, R.gap, working, factor=factor)
+            else:
+                qp = self.qp_solver.solve_qp(w3, f.ravel(), A_E, c, A_I, R.gap, working)
+            if factor is not None:
+                stats.factorizations += 1
+            x = x + qp.dx.reshape(n, 3)
+            step_max = float(np.abs(qp.dx).max()) if qp.dx.size else 0.0
             lam[rows] += qp.zeta_E
-            fric.add_normal_impulse(keys, qp.gamma, contacts.mu)
+            fric.set_normal_impulse(R, qp.gamma)
             keys_W = keys[qp.working]
             stats.qp_iterations += qp.iterations
             stats.constraints_added += qp.added
             stats.constraints_removed += qp.removed
             stats.factorizations += qp.factorizations
             stats.updates += qp.updates
-        if contacts is not None:
-            stats.contact_count = contacts.count
-            stats.min_gap = float(contacts.gap.min()) if contacts.count else float("inf")
-        stats.active_keys = np.array(sorted(keys_W.tolist()), dtype=np.int64)
-        stats.active_contacts = int(stats.active_keys.size)
-        iterations = len(log.residuals) - 1
-        return SolveResult(x=x, lam=lam, status=status, iterations=iterations, residual=log.residuals[-1],
-                           log=log), stats
-
-
-
-class _FrictionState:
-    """Friction of the contacts of one step, tracked per contact key across iterations."""
-
-    def __init__(self) -> None:
-        self.gamma: dict[int, float] = {}  # accumulated normal impulse Γ per key
-        self.force: dict[int, np.ndarray] = {}  # friction force applied so far, per key
-        self.slide: dict[int, np.ndarray] = {}  # tangential sliding seen when that force was set
-        self.compliance: dict[int, float] = {}  # tangential compliance estimate [m/N]
-        self._pending: dict[int, tuple] = {}
-        self._limit: dict[int, float] = {}
-        self._last_force: dict[int, np.ndarray] = {}  # force before the last commit, per key
-
-    def add_normal_impulse(self, keys, gamma, mu) -> None:
-        g_min = 1e-9 * float(gamma.max()) if gamma.size else 0.0  # interior point: tiny positive values
-        for k, g, m in zip(keys, gamma, mu):
-            if g > g_min and m > 0:
-                self.gamma[int(k)] = self.gamma.get(int(k), 0.0) + float(g)
-
-    def increment(self, contacts: Contacts, x, x_prev, dt, w) -> np.ndarray:
-        """Change of the friction force (n, 3) to apply in the next QP (thesis eq. 3.2, lagged)."""
-        f = np.zeros_like(x)
-        self._pending = {}
-        if not self.gamma or contacts.count == 0:
-            return f
-        keys = contacts.keys()
-        for r in np.flatnonzero(np.isin(keys, list(self.gamma))):
-            k = int(keys[r])
-            node = int(contacts.nodes[r])
-            nrm = contacts.normal[r]
-            d = x[node] - x_prev[node] - dt * contacts.surface_velocity[r]
-            d_t = d - (d @ nrm) * nrm  # tangential sliding relative to the obstacle in this step
-            F_old = self.force.get(k, np.zeros(3))
-            F_t = F_old - (F_old @ nrm) * nrm
-            # compliance: secant over the last change of force, else the node's own inverse mass
-            c = self.compliance.get(k, w[node])
-            if k in self.slide:
-                dF = np.linalg.norm(F_t - self._last_force.get(k, np.zeros(3)))
-                dd = np.linalg.norm(d_t - self.slide[k])
-                if dF > 0 and dd > 0:
-                    c = min(max(dd / dF, 1e-3 * w[node]), 1e3 * w[node])
-            # force that would cancel the remaining sliding, on top of the force applied so far
-            stop = F_t - d_t / c
-            limit = float(contacts.mu[r]) * self.gamma[k]
-            self._limit[k] = limit
-            norm = np.linalg.norm(stop)
-            F_new = stop if norm <= limit else stop * (limit / norm)
-            f[node] += F_new - F_old
-            self._pending[k] = (F_new, d_t, c)
-        return f
-
-    def settled(self, w, step_tolerance: float, rel: float = 1e-3) -> bool:
-        """True when every contact either sticks (slides less than ε2 with its force inside the
-        friction cone) or has no pending change of friction above 0.1 % of its Coulomb limit μΓ
-        (that would move its node by more than 1e-3·ε2)."""
-        for k, (F_new, d_t, _) in self._pending.items():
-            if np.linalg.norm(d_t) < step_tolerance and np.linalg.norm(F_new) < self._limit[k]:
-                continue  # sticking: it no longer slides, and its force is inside the cone
-            dF = float(np.linalg.norm(F_new - self.force.get(k, np.zeros(3))))
-            if dF > rel * self._limit[k] and dF * w[node_of_key(k)] > 1e-3 * step_tolerance:
-                return False
-        return True
-
-    def commit(self) -> None:
-        """The increments returned by :meth:`increment` are applied by the next QP."""
-        self._last_force = {k: self.force.get(k, np.zeros(3)) for k in self._pending}
-        for k, (F_new, d_t, c) in self._pending.items():
-            self.force[k] = F_new
-            self.slide[k] = d_t
-            self.compliance[k] = c
-
+        return _Pass(x, lam, status, keys_W, R, crossings, log)

@@ -2,15 +2,62 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 
 import numpy as np
 
-__all__ = ["StepInfo", "area_errors"]
+__all__ = ["StepInfo", "ContactDiagnostics", "CONTACT_FIELDS", "area_errors"]
+
+
+@dataclass(kw_only=True)
+class ContactDiagnostics:
+    """Contact and collision statistics of one step (thesis Algorithm 2), shared by
+    :class:`~isocloth.step.contact_projection.ContactStats` and :class:`StepInfo` (one list of
+    fields: the stepper copies every field of this class).
+
+    Attributes
+    ----------
+    contact_count, active_contacts : int, inequality rows (node–obstacle contacts and collision
+        rows) in the QP at the end of the step / in its working set
+    min_gap : float [m], smallest H_i over all rows at the end (≥ −ε1 after a converged step)
+    qp_iterations, constraints_added, constraints_removed, factorizations, updates : int,
+        active-set statistics of the step
+    friction_solves, friction_sweeps : int, friction problems solved and their Gauss–Seidel sweeps
+    sticking, sliding : int, friction rows sticking / sliding in the last friction problem
+    collision_rows : int, self-collision and thin-obstacle rows in the observation set at the end
+        (seed 000 §4.1: it grows at every iteration)
+    active_collisions : int, collision rows in the final working set
+    restarts : int, restarts of the step with ω ← decay·ω after a failed ω = 0 check (§4.1)
+    crossings : int, crossing pairs still found by the final ω = 0 check (0 unless the restarts ran out)
+    omega : float, proximity parameter ω of the accepted iteration (nan without collision detection)
+    detection_time : float [s], wall time in collision detection (node–obstacle and CCD)
+    """
+
+    contact_count: int = 0
+    active_contacts: int = 0
+    min_gap: float = float("inf")
+    qp_iterations: int = 0
+    constraints_added: int = 0
+    constraints_removed: int = 0
+    factorizations: int = 0
+    updates: int = 0
+    friction_solves: int = 0
+    friction_sweeps: int = 0
+    sticking: int = 0
+    sliding: int = 0
+    collision_rows: int = 0
+    active_collisions: int = 0
+    restarts: int = 0
+    crossings: int = 0
+    omega: float = float("nan")
+    detection_time: float = 0.0
+
+
+CONTACT_FIELDS = tuple(f.name for f in fields(ContactDiagnostics))
 
 
 @dataclass
-class StepInfo:
+class StepInfo(ContactDiagnostics):
     """Diagnostics of one step.
 
     Attributes
@@ -24,11 +71,8 @@ class StepInfo:
     area_error_dispersion : float, mean + 2·std of the element errors (eq. 2.25)
     area_error_max : float, largest relative element area error
     wall_time : float, seconds spent in the step
-    contact_count, active_contacts : int, contact rows detected / active at the end
-    min_gap : float [m], smallest H_i (≥ −ε1 after a converged step)
-    qp_iterations, constraints_added, constraints_removed, factorizations, updates : int,
-        active-set statistics of the step (thesis Algorithm 2)
     warnings : list of str
+    (and the contact fields of :class:`ContactDiagnostics`, keyword-only)
     """
 
     t: float
@@ -40,20 +84,21 @@ class StepInfo:
     area_error_dispersion: float = float("nan")
     area_error_max: float = float("nan")
     wall_time: float = 0.0
-    contact_count: int = 0
-    active_contacts: int = 0
-    min_gap: float = float("inf")
-    qp_iterations: int = 0
-    constraints_added: int = 0
-    constraints_removed: int = 0
-    factorizations: int = 0
-    updates: int = 0
     warnings: list = field(default_factory=list)
 
+    def set_contact(self, stats: ContactDiagnostics) -> None:
+        """Copy the contact fields of ``stats`` (e.g. a ContactStats)."""
+        for k in CONTACT_FIELDS:
+            setattr(self, k, getattr(stats, k))
+
     def as_row(self) -> dict:
+        """One row of diagnostics.csv: the step fields, the contact fields, then the warnings."""
         d = asdict(self)
-        d["warnings"] = ";".join(self.warnings)
-        return d
+        own = [f.name for f in fields(self) if f.name not in CONTACT_FIELDS and f.name != "warnings"]
+        row = {k: d[k] for k in own}
+        row.update({k: d[k] for k in CONTACT_FIELDS})
+        row["warnings"] = ";".join(self.warnings)
+        return row
 
 
 def area_errors(areas: np.ndarray, rest_areas: np.ndarray) -> dict:

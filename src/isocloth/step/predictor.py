@@ -8,6 +8,12 @@ With lumped M, bending K and Rayleigh damping D = αM + βK, implicit Euler for
 The matrix depends only on dt and the material: it is factorized once and reused. With
 κ = β = 0 it is diagonal and v* = (ρ v^n − dt δ g e_z)/(ρ + dt α) node by node. The optional
 shear energy adds its Gauss–Newton Hessian dt²·H(φ^n), which changes every step.
+
+Prescribed (grasped) nodes are eliminated: their velocity over the step is given, v_g =
+(φ_g^{n+1} − φ_g^n)/dt, and only the free block is solved, A_ff v_f = b_f − A_fg v_g. Solving the
+whole system and then overwriting the grasped nodes would let the bending force move the grasped
+nodes instead of the free ones next to them: a clamped strip would then hinge at the clamp with
+no bending moment (its fixed point is not an equilibrium).
 """
 
 from __future__ import annotations
@@ -26,9 +32,15 @@ class Predictor:
 
     def __init__(self, model) -> None:
         self.model = model
+        n = model.node_count
+        self._prescribed = np.asarray(model.grasp_nodes, dtype=np.int64)
+        mask = np.ones(n, dtype=bool)
+        mask[self._prescribed] = False
+        self._free = np.flatnonzero(mask)
         self._dt = None
         self._diag = None
         self._lu = None
+        self._metric, self._dt_metric = None, None
         mat = model.material
         self._gravity = gravity_force(model.area_mass, mat.virtual_density, mat.gravity)
 
@@ -44,30 +56,83 @@ class Predictor:
         diag, stiff = self._matrix(dt)
         self._diag, self._lu = diag, None
         if stiff > 0 and self.model.bending.nnz:
-            A = (sp.diags(diag) + stiff * self.model.bending).tocsc()
-            self._lu = splu(A)
+            A = (sp.diags(diag) + stiff * self.model.bending).tocsr()
+            f, g = self._free, self._prescribed
+            self._lu = splu(A[f][:, f].tocsc())
+            self._coupling = A[f][:, g].tocsr()
         self._dt = dt
 
-    def velocity(self, x: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
-        """v* of the unconstrained step, (n, 3) float64 [m/s]."""
+    def metric(self, dt: float):
+        """The implicit-Euler matrix W = (ρ + dt α) M + (dt β + dt² κ) K as (n, n) csc [kg].
+
+        The same object is returned while dt is unchanged (solvers cache on its identity).
+        """
+        if self._dt_metric != dt:
+            diag, stiff = self._matrix(dt)
+            W = sp.diags(diag)
+            if stiff > 0 and self.model.bending.nnz:
+                W = W + stiff * self.model.bending
+            self._metric, self._dt_metric = sp.csc_matrix(W), dt
+        return self._metric
+
+    def stiffness_ratio(self, dt: float) -> float:
+        """max_i (dt β + dt² κ) K_ii / ((ρ + dt α) m_i): how far W is from the mass metric.
+
+        About 20 dt² κ / (ρ h⁴) on a uniform grid of spacing h; above ~2 a mass-metric projection
+        makes the nodes jitter (docs/design/bending.md).
+        """
+        diag, stiff = self._matrix(dt)
+        if stiff <= 0 or not self.model.bending.nnz:
+            return 0.0
+        d = np.asarray(self.model.bending.diagonal())
+        ok = diag > 0
+        return float(np.max(stiff * d[ok] / diag[ok])) if ok.any() else 0.0
+
+    def velocity(self, x: np.ndarray, v: np.ndarray, dt: float, prescribed: np.ndarray | None = None) -> np.ndarray:
+        """v* of the unconstrained step, (n, 3) float64 [m/s].
+
+        Parameters
+        ----------
+        x, v : (n, 3) float64, positions [m] and velocities [m/s] at t_n
+        dt : float [s]
+        prescribed : (g, 3) float64 [m], optional
+            Positions of the grasped nodes (``model.grasp_nodes``) at t_{n+1}; their velocity is
+            then fixed to (prescribed − x_g)/dt and eliminated from the solve (default: they keep v).
+        """
         self._ensure(dt)
         mat, m = self.model.material, self.model.area_mass
+        f, g = self._free, self._prescribed
         rhs = mat.rho * m[:, None] * v + dt * self._gravity
         if mat.kappa > 0:
             rhs -= dt * mat.kappa * (self.model.bending @ x)
+        out = np.array(v, dtype=np.float64, copy=True)
+        if g.size and prescribed is not None:
+            out[g] = (np.asarray(prescribed, dtype=np.float64) - x[g]) / dt
         k_s = mat.shear_stiffness
         if k_s > 0 and self.model.shear_rows is not None:
-            f, H = shear_force_and_hessian(self.model.shear_rows, m, k_s, x)
-            rhs = rhs + dt * f
+            fs, H = shear_force_and_hessian(self.model.shear_rows, m, k_s, x)
+            rhs = rhs + dt * fs
             A = sp.kron(sp.diags(self._diag) + (self._matrix(dt)[1]) * self.model.bending, sp.identity(3))
-            A = (A + dt * dt * H).tocsc()
-            return splu(A).solve(rhs.ravel()).reshape(-1, 3)
+            A = (A + dt * dt * H).tocsr()
+            f3 = (3 * f[:, None] + np.arange(3)).ravel()
+            g3 = (3 * g[:, None] + np.arange(3)).ravel()
+            b = rhs.ravel()[f3] - A[f3][:, g3] @ out[g].ravel()
+            out[f] = splu(A[f3][:, f3].tocsc()).solve(b).reshape(-1, 3)
+            return out
         if self._lu is not None:
-            return self._lu.solve(rhs)
+            b = rhs[f] - (self._coupling @ out[g] if g.size else 0.0)
+            out[f] = self._lu.solve(np.ascontiguousarray(b))
+            return out
         safe = np.where(self._diag > 0, self._diag, 1.0)
-        return rhs / safe[:, None]
+        out[f] = rhs[f] / safe[f, None]
+        return out
 
-    def positions(self, x: np.ndarray, v: np.ndarray, dt: float) -> tuple[np.ndarray, np.ndarray]:
-        """(φ0^{n+1}, v*) — unconstrained positions [m] and velocities [m/s], both (n, 3)."""
-        vs = self.velocity(x, v, dt)
-        return x + dt * vs, vs
+    def positions(self, x: np.ndarray, v: np.ndarray, dt: float,
+                  prescribed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(φ0^{n+1}, v*) — unconstrained positions [m] and velocities [m/s], both (n, 3);
+        grasped nodes at ``prescribed`` (g, 3) [m] when given (see :meth:`velocity`)."""
+        vs = self.velocity(x, v, dt, prescribed)
+        x0 = x + dt * vs
+        if prescribed is not None and self._prescribed.size:
+            x0[self._prescribed] = prescribed  # exactly, not through the velocity
+        return x0, vs

@@ -56,7 +56,7 @@ class Stepper:
 
             threadpool_limits(limits=int(blas_threads), user_api="blas")
         self.solver = solver or SolverProjection()
-        if contact_solver is None and model.obstacles:
+        if contact_solver is None and model.has_contacts:
             from isocloth.step.contact_projection import ContactProjection
 
             contact_solver = ContactProjection(tolerance=self.solver.tolerance,
@@ -69,16 +69,25 @@ class Stepper:
     # ------------------------------------------------------------------ stages
     def predict(self, state: State, control: Control, dt: float) -> np.ndarray:
         """Unconstrained positions φ0^{n+1} (n, 3) [m] with grasped nodes at their targets."""
-        x0, _ = self.predictor.positions(state.x, state.v, dt)
         g = self.model.grasp_nodes
-        if g.size:
-            x0[g] = control.grasp_targets
+        x0, _ = self.predictor.positions(state.x, state.v, dt, control.grasp_targets if g.size else None)
         return x0
 
-    def project(self, x0: np.ndarray) -> SolveResult:
-        """Fast projection of x0 onto the inextensibility constraints."""
+    def projection_metric(self, dt: float):
+        """The metric W of the projection (None = lumped mass), chosen by ``solver.metric``."""
+        choice = getattr(self.solver, "metric", "mass")
+        if choice == "implicit" or (choice == "auto" and
+                                    self.predictor.stiffness_ratio(dt) > self.solver.implicit_metric_ratio):
+            return self.predictor.metric(dt)
+        return None
+
+    def project(self, x0: np.ndarray, dt: float | None = None, factor_point: np.ndarray | None = None) -> SolveResult:
+        """Fast projection of x0 onto the inextensibility constraints (in the metric of
+        :meth:`projection_metric`); ``factor_point`` (n, 3) [m]: see ``State.factor_point``."""
         m = self.model
-        return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows)
+        W = self.projection_metric(self.dt if dt is None else dt)
+        return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows, metric=W,
+                                 factor_point=factor_point)
 
     def step(self, state: State, control: Control | None = None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step.
@@ -110,23 +119,22 @@ class Stepper:
             raise ValueError(f"control.grasp_targets must have shape {(g.size, 3)}, got {control.grasp_targets.shape}")
         x0 = self.predict(state, control, dt)
         cstats = None
-        if self.contact_solver is not None and self.model.obstacles:
+        if self.contact_solver is not None and self.model.has_contacts:
             res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys)
         else:
-            res = self.project(x0)
+            res = self.project(x0, dt, factor_point=state.factor_point)
         x = res.x
         if not np.isfinite(x).all():
             bad = int(np.flatnonzero(~np.isfinite(x).all(1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s; reduce dt or check the scene")
         v = (x - state.x) / dt  # Algorithm 2, line 26
-        new = State(x, v, t_new, state.step_index + 1)
+        new = State(x, v, t_new, state.step_index + 1, factor_point=getattr(res, "factor_point", None))
         info = StepInfo(t=t_new, iterations=res.iterations, residual=res.residual,
-                        converged=res.status is SolveStatus.CONVERGED)
+                        converged=res.status is SolveStatus.CONVERGED,
+                        factorizations=getattr(res, "factorizations", 0))
         if cstats is not None:
             new.contact_keys = cstats.active_keys
-            for k in ("contact_count", "active_contacts", "min_gap", "qp_iterations", "constraints_added",
-                      "constraints_removed", "factorizations", "updates"):
-                setattr(info, k, getattr(cstats, k))
+            info.set_contact(cstats)
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
         if self.area_diagnostics:

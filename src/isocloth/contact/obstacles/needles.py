@@ -35,7 +35,8 @@ class ObstacleNeedles(Obstacle):
     surface, which over-estimates the Euclidean distance on the steep flanks (slopes up to 1/c₂).
     Its zero set, sign and normal direction are exact, which is all the linearised Signorini
     constraint needs. ``thickness`` therefore shifts the surface vertically (z ≥ f + τ).
-    ``gradient`` returns the *normalised* ∇H = (−f_x, −f_y, 1)/‖·‖, which is not ∇H itself.
+    ``gradient`` returns the *normalised* ∇H = (−f_x, −f_y, 1)/‖·‖, which is not ∇H itself;
+    contact rows (:meth:`evaluate_contact`) use the first-order distance H/‖∇H‖ with it.
 
     The peaks (eq. 3.17) are cusps the node-wise constraint cannot see between nodes; they are
     offered by :meth:`peaks` as point obstacles for node–face constraints against cloth triangles.
@@ -95,6 +96,12 @@ class ObstacleNeedles(Obstacle):
         g[:, 1] = -sx * cy / self.c2  # −∂f/∂y
         g[:, 2] = 1.0
         return g / np.linalg.norm(g, axis=1)[:, None]
+
+    def _contact_slope(self, q: np.ndarray) -> np.ndarray:
+        """‖∇H‖ = ‖(−f_x, −f_y, 1)‖ (contact rows use the first-order distance H/‖∇H‖)."""
+        u = self.c1 * (q[:, :2] - self.origin[:2])
+        sx, sy, cx, cy = np.sin(u[:, 0]), np.sin(u[:, 1]), np.cos(u[:, 0]), np.cos(u[:, 1])
+        return np.sqrt(1.0 + (cx * sy / self.c2) ** 2 + (sx * cy / self.c2) ** 2)
 
     def _closest_local(self, q: np.ndarray) -> np.ndarray:
         """Vertical projection (x, y, f(x, y)): the height-field foot point, not the Euclidean closest point."""

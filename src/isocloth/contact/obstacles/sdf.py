@@ -70,6 +70,14 @@ class ObstacleSDF(Obstacle):
         return self._phi(q)
 
     def _grad_local(self, q: np.ndarray) -> np.ndarray:
+        return safe_normalize(self._raw_gradient(q), _UP)
+
+    def _contact_slope(self, q: np.ndarray) -> np.ndarray:
+        """‖∇φ‖ (k,) (contact rows use φ/‖∇φ‖ when φ is not a true distance)."""
+        n = np.linalg.norm(self._raw_gradient(q), axis=1)
+        return np.where(n > 1e-12, n, 1.0)
+
+    def _raw_gradient(self, q: np.ndarray) -> np.ndarray:
         k = q.shape[0]
         if self.gradient_function is not None:
             g = np.asarray(self.gradient_function(q), dtype=np.float64)
@@ -80,4 +88,4 @@ class ObstacleSDF(Obstacle):
             offsets = np.concatenate([h * np.eye(3), -h * np.eye(3)])  # (6, 3)
             v = self._phi((q[None, :, :] + offsets[:, None, :]).reshape(-1, 3)).reshape(6, k)
             g = ((v[:3] - v[3:]) / (2.0 * h)).T
-        return safe_normalize(g, _UP)
+        return g

@@ -136,6 +136,10 @@ class ObstacleMesh(Obstacle):
         np.add.at(vsum, F.reshape(-1), (self.mesh.face_angles[:, :, None] * fn[:, None, :]).reshape(-1, 3))
         self._vertex_pn = _normalize_rows(vsum)
 
+    def _bounding_sphere(self):
+        c = 0.5 * (self.vertices.min(axis=0) + self.vertices.max(axis=0))
+        return c, float(np.linalg.norm(self.vertices - c, axis=1).max())
+
     def _query(self, q: np.ndarray):
         """Exact closest point data: distance (k,), closest point (k, 3), feature pseudonormal (k, 3)."""
         k = len(q)

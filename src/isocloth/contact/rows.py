@@ -1,0 +1,171 @@
+"""Inequality rows of one contact QP: node–obstacle contacts and collision rows in one set.
+
+The contact projection (thesis §3.4, Algorithm 2) stacks two kinds of Signorini rows:
+
+* node–obstacle contacts (:class:`~isocloth.contact.contacts.Contacts`, thesis §3.2): H = signed
+  distance of one node, gradient the unit normal at that node;
+* self-collision and thin-obstacle rows (:class:`~isocloth.contact.self_collision.CollisionRows`,
+  seed 000 §3.2): H_k = ν·Σ w_i x_i + offset − τ with frozen barycentric weights w on up to four
+  cloth nodes.
+
+Both are rows ν·Σ_i w_i Δx_i + h ≥ 0 with a unit normal ν and weights on at most four nodes (a
+node–obstacle contact has the single weight 1). :class:`ContactRows` holds them in that common
+form so that the QP, the friction problem and the statistics treat them alike: the normal impulse
+γ of a row acts as γ w_i ν on node i, a friction impulse F (in the tangent plane of ν) as w_i F,
+and the slip of a row is the tangential part of Σ w_i (x_i − xⁿ_i) − Δt v_other, where v_other is
+the velocity of the other side (obstacle surface or thin obstacle; 0 for cloth–cloth, whose other
+side is in the weights). The positive weights sum to 1 (node side), so γ is the normal impulse
+on either side and the Coulomb bound of the row is μγ.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["ContactRows"]
+
+
+@dataclass
+class ContactRows:
+    """Stacked inequality rows at one iterate (module docstring).
+
+    Attributes
+    ----------
+    keys : (c,) int64, stable row identifiers (contacts ≥ 0, collision rows < 0)
+    nodes : (c, 4) int64, cloth node of each weight slot (−1: unused)
+    weights : (c, 4) float64, signed weights w
+    normal : (c, 3) float64, unit normals ν
+    gap : (c,) float64 [m], H at the iterate (≥ 0 feasible)
+    mu : (c,) float64, friction coefficient
+    velocity : (c, 3) float64 [m/s], velocity of the other side of the row (obstacle surface or
+        thin obstacle, weighted), subtracted from Σ w_i ẋ_i for the relative slip
+    self_count : int, the last ``self_count`` rows are collision rows (the first ones contacts)
+    """
+
+    keys: np.ndarray
+    nodes: np.ndarray
+    weights: np.ndarray
+    normal: np.ndarray
+    gap: np.ndarray
+    mu: np.ndarray
+    velocity: np.ndarray
+    self_count: int = 0
+
+    @property
+    def count(self) -> int:
+        return int(self.keys.size)
+
+    @classmethod
+    def build(cls, contacts, collisions=None, x: np.ndarray | None = None) -> "ContactRows":
+        """Rows of node–obstacle ``contacts`` followed by ``collisions`` (CollisionRows, gaps
+        evaluated at the iterate x (n, 3))."""
+        c = contacts.count
+        nodes = np.full((c, 4), -1, dtype=np.int64)
+        nodes[:, 0] = contacts.nodes
+        weights = np.zeros((c, 4))
+        weights[:, 0] = 1.0
+        parts = [(contacts.keys(), nodes, weights, contacts.normal, contacts.gap, contacts.mu,
+                  contacts.surface_velocity)]
+        k = 0
+        if collisions is not None and collisions.count:
+            k = collisions.count
+            cn = np.where(collisions.nodes >= 0, collisions.nodes, -1)
+            cw = np.where(collisions.nodes >= 0, collisions.weights, 0.0)
+            parts.append((collisions.keys(), cn, cw, collisions.normal, collisions.values(x), collisions.mu,
+                          -collisions.obstacle_velocity))
+        cols = list(zip(*parts))
+        return cls(*(np.concatenate(col) if len(col) > 1 else col[0] for col in cols), self_count=k)
+
+    @property
+    def contact_count(self) -> int:
+        """Number of node–obstacle rows (the first rows)."""
+        return self.count - self.self_count
+
+    def take(self, index) -> "ContactRows":
+        idx = np.asarray(index)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        sub = {f.name: getattr(self, f.name)[idx] for f in fields(self) if f.name != "self_count"}
+        return ContactRows(**sub, self_count=int(np.count_nonzero(idx >= self.contact_count)))
+
+    # -- rows of the QP ------------------------------------------------------------------------------
+    def _entries(self, vectors: np.ndarray, rows: np.ndarray, node_count: int) -> sp.csr_matrix:
+        """CSR matrix with one row per (row r, vector v) of vectors (k, m, 3): entries w_i v at the
+        three coordinates of each used node of ``rows[k]``; columns ascending within a row."""
+        k, m = vectors.shape[0], vectors.shape[1]
+        nd = self.nodes[rows]
+        wt = self.weights[rows]
+        if k == 0:
+            return sp.csr_matrix((0, 3 * node_count))
+        if np.all(nd[:, 1:] < 0):  # node–obstacle rows only: one node per row (fast path)
+            cols = np.repeat(3 * nd[:, :1] + np.arange(3)[None, :], m, axis=0).ravel()
+            vals = (wt[:, 0, None, None] * vectors).reshape(-1)
+            indptr = np.arange(0, 3 * k * m + 1, 3)
+            return sp.csr_matrix((vals, cols, indptr), shape=(k * m, 3 * node_count))
+        used = (nd >= 0) & (wt != 0.0)
+        order = np.argsort(np.where(used, nd, np.iinfo(np.int64).max), axis=1, kind="stable")
+        nd = np.take_along_axis(nd, order, axis=1)
+        wt = np.take_along_axis(wt, order, axis=1)
+        used = np.take_along_axis(used, order, axis=1)
+        cnt = used.sum(axis=1)
+        r_i, s_i = np.nonzero(used)  # grouped by row, slots by ascending node
+        u = r_i.size
+        if m == 1:
+            R, S, J = r_i, s_i, np.zeros(u, dtype=np.int64)
+        else:  # matrix row (r, j): the slots of row r for vector j
+            R, S = np.tile(r_i, m), np.tile(s_i, m)
+            J = np.repeat(np.arange(m), u)
+            o = np.lexsort((np.tile(np.arange(u), m), J, R))
+            R, S, J = R[o], S[o], J[o]
+        cols = (3 * nd[R, S][:, None] + np.arange(3)[None, :]).ravel()
+        vals = (wt[R, S][:, None] * vectors[R, J, :]).ravel()
+        indptr = np.concatenate([[0], np.cumsum(np.repeat(3 * cnt, m))])
+        return sp.csr_matrix((vals, cols, indptr), shape=(k * m, 3 * node_count))
+
+    def jacobian(self, node_count: int) -> sp.csr_matrix:
+        """∇H (c, 3n) sparse: row r holds w_i ν_r at the coordinates of node i."""
+        return self._entries(self.normal[:, None, :], np.arange(self.count), node_count)
+
+    def tangent_basis(self) -> np.ndarray:
+        """(c, 2, 3) float64 orthonormal tangents (t1, t2), t1 × t2 = ν; t1 is ν crossed with the
+        coordinate axis least aligned with it (as :meth:`Contacts.tangent_basis`)."""
+        n = self.normal
+        axis = np.zeros_like(n)
+        axis[np.arange(self.count), np.argmin(np.abs(n), axis=1)] = 1.0
+        t1 = np.cross(n, axis)
+        t1 /= np.maximum(np.linalg.norm(t1, axis=1, keepdims=True), 1e-300)
+        t2 = np.cross(n, t1)
+        return np.stack([t1, t2], axis=1)
+
+    def tangent_jacobian(self, node_count: int, rows, basis) -> sp.csr_matrix:
+        """Tangential rows (2k, 3n): rows 2r, 2r+1 map Δφ to the slip of ``rows[r]`` along t1, t2."""
+        rows = np.asarray(rows, dtype=np.int64)
+        return self._entries(basis[rows], rows, node_count)
+
+    def slip(self, x: np.ndarray, x_prev: np.ndarray, dt: float, rows, basis) -> np.ndarray:
+        """(k, 2) float64 [m]: tangential relative displacement Σ w_i (x_i − xⁿ_i) − Δt v_other of
+        ``rows`` over the step, in the tangent basis (seed 000 §6.2 relative velocity times Δt)."""
+        rows = np.asarray(rows, dtype=np.int64)
+        d = self.displacement(x, x_prev, rows) - dt * self.velocity[rows]
+        return np.einsum("kij,kj->ki", basis[rows], d)
+
+    def displacement(self, x: np.ndarray, x_prev: np.ndarray, rows) -> np.ndarray:
+        """(k, 3) float64 [m]: Σ w_i (x_i − xⁿ_i) of ``rows``."""
+        nd = self.nodes[rows]
+        wt = self.weights[rows]
+        if np.all(nd[:, 1:] < 0):
+            return x[nd[:, 0]] - x_prev[nd[:, 0]] if nd.shape[0] else np.zeros((0, 3))
+        idx = np.where(nd >= 0, nd, 0)
+        w = np.where(nd >= 0, wt, 0.0)
+        return np.einsum("ks,ksd->kd", w, x[idx] - x_prev[idx])
+
+    def supports(self, rows) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(nodes, weights) of the used slots of each row in ``rows`` (for forces applied later)."""
+        out = []
+        for r in np.asarray(rows, dtype=np.int64):
+            m = (self.nodes[r] >= 0) & (self.weights[r] != 0.0)
+            out.append((self.nodes[r][m].copy(), self.weights[r][m].copy()))
+        return out
