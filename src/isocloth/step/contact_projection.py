@@ -104,6 +104,8 @@ class ContactProjection:
         problem stop; friction_sweeps : int, their cap
     normal_coupling : bool, let the friction problem predict the change of the normal impulses
         with friction (faster convergence where friction changes the cloth's tension)
+    divergence_ratio : float, a pass stops (status STALLED) when the relative residual exceeds this
+        multiple of its value at φ0 (or of the tolerance): the iteration is diverging
     friction_proximal : float, weight ρ/max diag(D) of the proximal term ½ρ‖F − F_prev‖² of the
         friction problem (0 disables it; it vanishes at the fixed point)
 
@@ -121,6 +123,7 @@ class ContactProjection:
     friction_sweeps: int = 500
     normal_coupling: bool = True
     friction_proximal: float = 1e-3
+    divergence_ratio: float = 1e3
     _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
 
     def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
@@ -158,7 +161,10 @@ class ContactProjection:
             out = self._pass(model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats)
             iterations += len(out.log.residuals) - 1
             keys_W = out.keys_W
-            if out.crossings.count == 0 or attempt == passes - 1:
+            if out.crossings.count == 0 or out.status is not SolveStatus.CONVERGED or attempt == passes - 1:
+                # restarts only follow a converged pass: the crossings of an unconverged iterate are
+                # not trustworthy, and restarting from them made a failing step diverge (hit-a2);
+                # the stepper splits such a step instead (Stepper.max_substep_depth)
                 break
             # a pair crossed although every iteration detected with ω: restart from φ0 with a smaller
             # ω, the crossing rows constrained from the start (seed 000 §4.1, Remark 3.2)
@@ -199,6 +205,7 @@ class ContactProjection:
         crossings = CollisionRows.empty()
         step_max = np.inf
         A_coll = None  # Jacobian of the collision rows (constant while the set does not change)
+        best = (np.inf, None, None, None, None)  # smallest residual after a QP: returned if not converged
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
             c = C[rows]
@@ -250,6 +257,14 @@ class ContactProjection:
             # ε2 (the Delassus prediction can overstate motions along nearly dependent rows)
             settled = settled or (j > 0 and step_max <= self.slip_tolerance)
             done = res <= self.tolerance and gap_ok and settled
+            if j > 0 and res < best[0]:
+                best = (res, x, lam.copy(), keys_W, R)
+            if j > 0 and not (res <= self.divergence_ratio * max(log.residuals[0], self.tolerance)):
+                # the linearised QPs diverge (residual far above the start's): stop, keep the status
+                # MAX_ITERATIONS so the stepper can split the step; never return this iterate's
+                # successors, whose growing swept boxes made collision detection quadratic
+                status = SolveStatus.STALLED
+                break
             if done or j == self.max_iterations:
                 if cand is not None:
                     # final check with ω = 0 on the same candidates (the ω-box contains the 0-box)
@@ -281,4 +296,7 @@ class ContactProjection:
             stats.constraints_removed += qp.removed
             stats.factorizations += qp.factorizations
             stats.updates += qp.updates
+        if status is not SolveStatus.CONVERGED and best[1] is not None and best[0] < log.residuals[-1]:
+            res_b, x, lam, keys_W, R = best
+            log.residuals.append(res_b)
         return _Pass(x, lam, status, keys_W, R, crossings, log)

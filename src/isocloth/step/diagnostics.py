@@ -71,6 +71,8 @@ class StepInfo(ContactDiagnostics):
     area_error_dispersion : float, mean + 2·std of the element errors (eq. 2.25)
     area_error_max : float, largest relative element area error
     wall_time : float, seconds spent in the step
+    substeps : int, steps of size dt/2^k that made it (1 unless a failed contact step was split;
+        ``Stepper.max_substep_depth``)
     warnings : list of str
     (and the contact fields of :class:`ContactDiagnostics`, keyword-only)
     """
@@ -84,6 +86,7 @@ class StepInfo(ContactDiagnostics):
     area_error_dispersion: float = float("nan")
     area_error_max: float = float("nan")
     wall_time: float = 0.0
+    substeps: int = 1
     warnings: list = field(default_factory=list)
 
     def set_contact(self, stats: ContactDiagnostics) -> None:

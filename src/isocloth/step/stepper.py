@@ -22,7 +22,7 @@ __all__ = ["Stepper", "SimulationDiverged"]
 
 
 class SimulationDiverged(RuntimeError):
-    """The state became non-finite; the message names the node and time."""
+    """The state became non-finite (the message names the node and time) or the constraints could not be met."""
 
 
 class Stepper:
@@ -43,12 +43,30 @@ class Stepper:
         Limit BLAS to this many threads (process-wide, via threadpoolctl) when the stepper is
         created. The solver's dense factorizations are small; multithreaded BLAS made steps up to
         50x slower on a loaded 2-core machine (benchmarks/RESULTS.md). None leaves BLAS alone.
+    max_substep_depth : int
+        When a step with contacts or collisions does not converge (the linearised QPs cycle, e.g.
+        a stick sweeping 2 cm per step through a coarse sheet), it is redone as two half steps,
+        recursively down to dt / 2**max_substep_depth (default 3: dt/8); the returned state is
+        still at t + dt and ``StepInfo.substeps`` says how many steps it took. 0 disables it.
+        A step that fails at the finest level is kept with its warning (the smallest residual of
+        the attempts), never replaced by a diverging one.
+    divergence_residual : float
+        A step whose relative constraint residual stays above this (default 0.5: edges 50 % off
+        their rest length) raises SimulationDiverged instead of returning a meaningless state
+        (e.g. an obstacle pushing a held edge further than the inextensible sheet allows).
     """
 
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
-                 contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1) -> None:
+                 contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1,
+                 max_substep_depth: int = 3, divergence_residual: float = 0.5) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
+        if int(max_substep_depth) != max_substep_depth or max_substep_depth < 0:
+            raise ValueError(f"max_substep_depth must be an integer >= 0, got {max_substep_depth}")
+        self.max_substep_depth = int(max_substep_depth)
+        if not divergence_residual > 0:
+            raise ValueError(f"divergence_residual must be > 0, got {divergence_residual}")
+        self.divergence_residual = float(divergence_residual)
         self.model = model
         self.dt = float(dt)
         if blas_threads is not None:
@@ -105,18 +123,72 @@ class Stepper:
         Raises
         ------
         SimulationDiverged
-            If positions become NaN/inf (never returns a non-finite state).
+            If positions become NaN/inf (never returns a non-finite state), or if the constraint
+            residual stays above ``divergence_residual``.
         ValueError
             If the control has the wrong shape.
         """
         t0 = time.perf_counter()
         dt = self.dt if dt is None else float(dt)
         t_new = state.t + dt
+        explicit = control is not None
         if control is None:
             control = self.model.control(t_new)
         g = self.model.grasp_nodes
         if control.grasp_targets.shape != (g.size, 3):
             raise ValueError(f"control.grasp_targets must have shape {(g.size, 3)}, got {control.grasp_targets.shape}")
+        new, info = self._advance(state, control, dt)
+        if not info.converged and self.contact_solver is not None and self.model.has_contacts:
+            new, info = self._substeps(state, control, dt, explicit, new, info, self.max_substep_depth)
+        if not info.residual <= self.divergence_residual:
+            raise SimulationDiverged(
+                f"constraint residual {info.residual:.3g} > {self.divergence_residual:g} at t = {t_new:.6g} s "
+                f"after {info.substeps} substep(s): the constraints cannot be met (an obstacle or a grasp "
+                "may demand more than the inextensible cloth allows); check the scene or reduce dt")
+        info.wall_time = time.perf_counter() - t0
+        return new, info
+
+    def _substeps(self, state: State, control: Control, dt: float, explicit: bool,
+                  new: State, info: StepInfo, depth: int) -> tuple[State, StepInfo]:
+        """Redo a failed step as two half steps (recursively, ``depth`` more levels). Grasp targets
+        at the midpoint come from the model's schedule, or, for a control given by the caller,
+        halfway between the grasped nodes' positions and the targets. Keeps the attempt with the
+        smaller residual when the halves fail too."""
+        if depth <= 0:
+            return new, info
+        half = 0.5 * dt
+        g = self.model.grasp_nodes
+        if explicit:
+            mid = Control(state.t + half, 0.5 * (state.x[g] + control.grasp_targets))
+        else:
+            mid = self.model.control(state.t + half)
+        parts = []
+        s = state
+        for ctl in (mid, control):
+            sub, sub_info = self._advance(s, ctl, half)
+            if not sub_info.converged:
+                sub, sub_info = self._substeps(s, ctl, half, explicit, sub, sub_info, depth - 1)
+            parts.append(sub_info)
+            s = sub
+        ok = all(p.converged for p in parts)
+        if not ok and parts[-1].residual >= info.residual:
+            return new, info  # the halves did no better: keep the full step and its warning
+        s.step_index = state.step_index + 1
+        out = parts[-1]
+        out.substeps = sum(p.substeps for p in parts)
+        out.iterations = sum(p.iterations for p in parts) + info.iterations
+        out.converged = ok
+        for f in ("qp_iterations", "constraints_added", "constraints_removed", "factorizations", "updates",
+                  "friction_solves", "friction_sweeps", "restarts"):
+            setattr(out, f, sum(getattr(p, f) for p in parts) + getattr(info, f))
+        out.detection_time = sum(p.detection_time for p in parts) + info.detection_time
+        out.warnings = [w for p in parts for w in p.warnings if not w.startswith("split")]
+        out.warnings.insert(0, f"split into {out.substeps} substeps after: " + "; ".join(info.warnings))
+        return s, out
+
+    def _advance(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
+        """One step of size dt to ``control`` (no substepping; wall_time not set)."""
+        t_new = state.t + dt
         x0 = self.predict(state, control, dt)
         cstats = None
         if self.contact_solver is not None and self.model.has_contacts:
@@ -143,5 +215,4 @@ class Stepper:
             info.area_error_mean = err["mean"]
             info.area_error_dispersion = err["dispersion"]
             info.area_error_max = err["max"]
-        info.wall_time = time.perf_counter() - t0
         return new, info

@@ -1,0 +1,89 @@
+"""Failed contact steps are split into substeps, and steps whose constraints cannot be met raise
+(Stepper.max_substep_depth, Stepper.divergence_residual)."""
+
+import numpy as np
+import pytest
+
+from isocloth.contact.obstacles.plane import ObstaclePlane
+from isocloth.control import TrajectoryWaypoints
+from isocloth.mesh.generators import rectangle
+from isocloth.model import Material, ModelBuilder
+from isocloth.solvers.result import SolveStatus
+from isocloth.step import Stepper
+from isocloth.step.contact_projection import ContactProjection
+from isocloth.step.stepper import SimulationDiverged
+
+
+def _model():
+    """A 5×5 sheet held at two corners that move, 1 cm above a floor (μ = 0.3)."""
+    mesh = rectangle(0.2, 0.2, 5, 5).transformed(np.eye(3), (0.0, 0.0, 0.01))
+    corners = np.flatnonzero(np.isclose(mesh.vertices[:, 1], mesh.vertices[:, 1].max()))[[0, -1]]
+    traj = TrajectoryWaypoints([0.0, 0.1], [[0, 0, 0], [0.05, 0.0, 0.05]])
+    return (ModelBuilder().set_cloth(mesh, Material(rho=0.2)).add_grasp(corners, traj)
+            .add_obstacle(ObstaclePlane(point=(0, 0, 0), normal=(0, 0, 1), mu=0.3)).finalize())
+
+
+class _FailsAbove(ContactProjection):
+    """A contact solver that reports failure for steps longer than ``limit`` (as a cycling QP
+    iteration would), with its real iterate."""
+
+    def __init__(self, limit, residual=None):
+        super().__init__()
+        self.limit, self.fake_residual, self.calls = limit, residual, []
+
+    def solve(self, model, x_prev, x0, t, dt, warm_keys=None):
+        res, stats = super().solve(model, x_prev, x0, t, dt, warm_keys)
+        self.calls.append(dt)
+        if dt > self.limit * (1 + 1e-9):
+            res.status = SolveStatus.MAX_ITERATIONS
+            res.residual = self.fake_residual if self.fake_residual is not None else 10 * self.tolerance
+        return res, stats
+
+
+def test_failed_step_is_redone_as_substeps_that_match_short_steps():
+    model = _model()
+    dt = 0.01
+    split = Stepper(model, dt=dt, contact_solver=_FailsAbove(dt / 4))
+    s, info = split.step(model.initial_state())
+    # dt fails, dt/2 fails, dt/4 converges: four quarter steps, state at t + dt, one step counted
+    assert info.converged and info.substeps == 4 and not split.contact_solver.calls[0] < dt
+    assert s.t == pytest.approx(dt) and s.step_index == 1
+    assert any("split into 4 substeps" in w for w in info.warnings)
+    # the same as four steps of dt/4 with the schedule's targets
+    ref = Stepper(model, dt=dt / 4)
+    r = model.initial_state()
+    for _ in range(4):
+        r, _ = ref.step(r)
+    np.testing.assert_array_equal(s.x, r.x)
+    np.testing.assert_array_equal(s.v, r.v)
+    g = model.grasp_nodes
+    np.testing.assert_array_equal(s.x[g], model.control(dt).grasp_targets)  # grasps exact
+
+
+def test_substeps_with_a_caller_control_interpolate_the_targets():
+    model = _model()
+    st = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.005))
+    s0 = model.initial_state()
+    ctl = model.control(0.01)
+    s, info = st.step(s0, ctl)
+    assert info.substeps == 2 and info.converged
+    np.testing.assert_array_equal(s.x[model.grasp_nodes], ctl.grasp_targets)
+
+
+def test_disabled_substeps_keep_the_failed_step_with_its_warning():
+    model = _model()
+    st = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.001), max_substep_depth=0)
+    s, info = st.step(model.initial_state())
+    assert not info.converged and info.substeps == 1 and len(st.contact_solver.calls) == 1
+    assert any("max_iterations" in w for w in info.warnings)
+
+
+def test_unmeetable_constraints_raise_instead_of_returning_a_broken_state():
+    model = _model()
+    st = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.0, residual=3.0), max_substep_depth=1)
+    with pytest.raises(SimulationDiverged, match=r"constraint residual 3 > 0.5 at t = 0.01 s"):
+        st.step(model.initial_state())
+    with pytest.raises(ValueError, match="max_substep_depth"):
+        Stepper(model, max_substep_depth=-1)
+    with pytest.raises(ValueError, match="divergence_residual"):
+        Stepper(model, divergence_residual=0.0)
