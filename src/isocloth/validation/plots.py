@@ -20,7 +20,9 @@ from matplotlib.figure import Figure
 
 from isocloth.io.atomic import atomic_path
 
-__all__ = ["plot_error_curves", "plot_sensitivity", "render_replay_video", "contact_intervals"]
+__all__ = ["plot_error_curves", "plot_sensitivity", "render_replay_video", "contact_intervals", "STICK_COLOR"]
+
+STICK_COLOR = "#8b4513"  # the stick in replay videos (saddle brown)
 
 _LABELS = {"delta": "δ [kg/m²]", "alpha": "α [kg/(m²·s)]", "mu": "μ"}
 
@@ -138,10 +140,10 @@ def _grid_segments(shape: tuple[int, int]) -> np.ndarray:
 def render_replay_video(recorded: np.ndarray, positions: np.ndarray, faces: np.ndarray, marker_nodes: np.ndarray,
                         grid_shape: tuple[int, int], times: np.ndarray, path, *, fps: float = 25.0,
                         errors: np.ndarray | None = None, size: tuple[int, int] = (960, 480),
-                        elev: float = 15.0, azim: float = -60.0) -> Path:
+                        elev: float = 15.0, azim: float = -60.0, stick: np.ndarray | None = None) -> Path:
     """Side-by-side video: the recorded markers (left, grid lines between neighbours seen in the
     frame) and the simulated cloth with its marker nodes (right, red) and the recorded markers
-    (black crosses).
+    (black crosses); a recorded stick (seed 000 §7.4) as a brown segment in both.
 
     Parameters
     ----------
@@ -154,6 +156,7 @@ def render_replay_video(recorded: np.ndarray, positions: np.ndarray, faces: np.n
     path : .mp4 (H.264 via imageio-ffmpeg; falls back to .gif) or .gif
     fps : video frame rate (frames are subsampled from the recording)
     errors : (f,) e_n [m] shown in the title, optional
+    stick : (f, 2, 3) [m] stick end positions per frame (the replay's ``stick_tracks``), optional
 
     Returns
     -------
@@ -168,7 +171,8 @@ def render_replay_video(recorded: np.ndarray, positions: np.ndarray, faces: np.n
     rate = 1.0 / max(float(np.median(np.diff(times))), 1e-9) if f > 1 else fps
     every = max(1, int(round(rate / fps)))
     frames = range(0, f, every)
-    pts = np.concatenate([pos.reshape(-1, 3), rec.reshape(-1, 3)])
+    sticks = None if stick is None else np.asarray(stick, dtype=float).reshape(f, 2, 3)
+    pts = np.concatenate([pos.reshape(-1, 3), rec.reshape(-1, 3)] + ([] if sticks is None else [sticks.reshape(-1, 3)]))
     pts = pts[np.isfinite(pts).all(axis=1)]
     lo, hi = pts.min(axis=0), pts.max(axis=0)
     pad = 0.05 * max(float((hi - lo).max()), 1e-3)
@@ -196,6 +200,8 @@ def render_replay_video(recorded: np.ndarray, positions: np.ndarray, faces: np.n
     axs[1].add_collection3d(poly, autolim=False)
     sim_dots = axs[1].plot([], [], [], "o", color="red", ms=3, zorder=5)[0]
     rec_dots = axs[1].plot([], [], [], "x", color="black", ms=4, zorder=6)[0]
+    stick_lines = [] if sticks is None else [ax.plot([], [], [], "-", color=STICK_COLOR, lw=4, zorder=7)[0]
+                                             for ax in axs]
     text = fig.text(0.5, 0.97, "", ha="center", va="top", fontsize=10, family="monospace")
 
     def image(n):
@@ -209,6 +215,8 @@ def render_replay_video(recorded: np.ndarray, positions: np.ndarray, faces: np.n
         s = x[marker_nodes]
         sim_dots.set_data_3d(s[:, 0], s[:, 1], s[:, 2])
         rec_dots.set_data_3d(r[ok, 0], r[ok, 1], r[ok, 2])
+        for ln in stick_lines:
+            ln.set_data_3d(sticks[n, :, 0], sticks[n, :, 1], sticks[n, :, 2])
         msg = f"t = {times[n]:.2f} s"
         if errors is not None and np.isfinite(errors[n]):
             msg += f"   e = {100 * errors[n]:.2f} cm"

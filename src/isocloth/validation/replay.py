@@ -29,7 +29,13 @@ Following the thesis (§4.2.2) and seed 000 §7.2:
    inextensibility constraints stay satisfiable. A rigid pair is held at its median recorded
    distance, or taut when that is within the noise of the rest distance
    (:func:`~isocloth.validation.grasps.grasp_distance`);
-4. frame n of the simulation (time t_n, one step of dt = 1/rate, or ``substeps`` smaller ones)
+4. a recorded rigid stick (the hitting experiment of seed 000 §7.4) is replayed as a thin moving
+   obstacle: the user names its two end markers (``ReplayOptions(stick=("stickA", "stickB"))``);
+   their missing samples are filled (linearly, seed 000 Remark 7.3, or by default along the rigid
+   stick from the end that is seen: :func:`~isocloth.validation.grasps.fill_stick`) and the stick
+   (:meth:`ObstaclePolyline.stick <isocloth.contact.obstacles.ObstaclePolyline.stick>`, radius
+   ``stick_radius``, 0.75 cm as Remark 7.2) moves between them, linearly between frames;
+5. frame n of the simulation (time t_n, one step of dt = 1/rate, or ``substeps`` smaller ones)
    is compared with frame n of the recording at the marker nodes
    (:func:`isocloth.validation.metrics.error_series`).
 
@@ -48,7 +54,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isocloth.model.material import Material
-from isocloth.validation.grasps import (feasible_tracks, grasp_distance, is_rigid, lowpass, rigid_tracks,
+from isocloth.validation.grasps import (feasible_tracks, fill_stick, grasp_distance, is_rigid, lowpass, rigid_tracks,
                                         smooth_tracks)
 from isocloth.validation.markers import (MarkerGrid, estimate_size, grid_marker_nodes, interpolate_grid,
                                          marker_weights, order_markers, refined_shape)
@@ -85,6 +91,15 @@ class ReplayOptions:
     constraint_mode : "inextensible" or "quasi-inextensible" for the isocloth models.
     tolerance, max_iterations : fast-projection settings (thesis: 0.1 %).
     window : (t_start, t_stop) [s from the first frame] of the frames in the time means.
+    stick : names (a, b) of the two end markers of a recorded rigid stick (seed 000 §7.4), or None.
+        They are not cloth markers; their gaps are filled as ``stick_fill`` says.
+    stick_radius : stick radius [m], the thickness of its contact constraints (Remark 7.2: 0.75 cm).
+    stick_segments : number of edges the stick is split into (edge–edge contacts with the cloth).
+    stick_mu : friction coefficient between stick and cloth (0: polished stick, as §7.4).
+    stick_fill : how gaps of the stick ends are filled: "rigid" (default: an end missing while the
+        other is seen is put at the stick length along the interpolated direction; both missing:
+        linear) or "linear" (each end linearly, as Remark 7.3); see
+        :func:`~isocloth.validation.grasps.fill_stick`.
     """
 
     grid: tuple | None = None
@@ -101,6 +116,11 @@ class ReplayOptions:
     tolerance: float = 1e-3
     max_iterations: int = 50
     window: tuple | None = None
+    stick: tuple | None = None
+    stick_radius: float = 0.0075
+    stick_segments: int = 15
+    stick_mu: float = 0.0
+    stick_fill: str = "rigid"
 
     def replace(self, **changes) -> "ReplayOptions":
         return dataclasses.replace(self, **changes)
@@ -156,24 +176,35 @@ class Replay:
     recording : Recording (z up, metres)
     material : base Material (ρ of the fabric; δ, α, ... are overridden per run)
     options : ReplayOptions
-    obstacles : sequence of Obstacle (table, ...) for contact scenes
+    obstacles : sequence of obstacles (table, ...) for contact scenes: surface obstacles and thin
+        ones (``ObstacleCodim``), as :meth:`ModelBuilder.add_obstacle` takes them
     contact : dict of ContactProjection settings (``solver`` "active-set"/"interior-point",
-        ``margin``, ``penetration_tolerance``), used when there are obstacles
+        ``margin``, ``penetration_tolerance``), used when there are contacts
+    self_collision : SelfCollisionOptions or None (no self-collision handling)
+
+    Attributes (besides the options)
+    ----------
+    stick : ObstaclePolyline or None, the recorded stick (``options.stick``)
+    stick_tracks : (f, 2, 3) float64 [m] or None, its end positions per frame (gaps filled)
 
     Raises
     ------
     RecordingError
-        Irregular frame times, missing cloth markers in the first frame, unknown grasp names,
-        or markers that cannot be arranged on the grid (:class:`MarkerOrderError`).
+        Irregular frame times, missing cloth markers in the first frame, unknown grasp or stick
+        marker names, a stick marker never recorded, or markers that cannot be arranged on the
+        grid (:class:`MarkerOrderError`).
+    ValueError
+        Bad stick options (not two distinct names, radius ≤ 0, segments < 1, coincident ends).
     """
 
     def __init__(self, recording: Recording, material: Material | None = None, options: ReplayOptions | None = None,
-                 *, obstacles=(), contact: dict | None = None) -> None:
+                 *, obstacles=(), contact: dict | None = None, self_collision=None) -> None:
         opts = options or ReplayOptions()
         self.options = opts
         self.material = material or Material()
         self.obstacles = tuple(obstacles)
         self.contact = dict(contact or {})
+        self.self_collision = self_collision
         if recording.frame_count < 2:
             raise RecordingError("a replay needs at least two frames")
         if not recording.regular():
@@ -182,6 +213,9 @@ class Replay:
         if int(opts.substeps) != opts.substeps or opts.substeps < 1:
             raise ValueError(f"substeps must be a positive integer, got {opts.substeps}")
         rec = recording.replace(times=recording.times - recording.times[0])
+        self.stick, self.stick_tracks = None, None
+        if opts.stick is not None:
+            rec = self._take_stick(rec, opts)
         if opts.order is not None:
             names = tuple(opts.order)
             rec = rec.select(names)
@@ -228,6 +262,41 @@ class Replay:
         self._build_geometry()
         self._models: dict = {}
         self._x0: dict = {}
+
+    # ------------------------------------------------------------------ stick
+    def _take_stick(self, rec: Recording, opts: ReplayOptions) -> Recording:
+        """Build the recorded stick (seed 000 §7.4) from its end markers; return the recording
+        without them."""
+        from isocloth.contact.obstacles import ObstaclePolyline
+
+        names = _stick_names(opts.stick)
+        if len(names) != 2 or names[0] == names[1]:
+            raise ValueError(f"stick must name the two end markers of the stick, e.g. stick=('stickA', 'stickB'); "
+                             f"got {opts.stick!r}")
+        unknown = [n for n in names if n not in rec.names]
+        if unknown:
+            raise RecordingError(f"stick marker {unknown[0]!r} is not in the recording ({', '.join(rec.names)})")
+        if opts.order is not None and set(names) & set(opts.order):
+            both = sorted(set(names) & set(opts.order))[0]
+            raise RecordingError(f"marker {both!r} is named both as a stick end and as a cloth marker (order)")
+        if not (np.isfinite(opts.stick_radius) and opts.stick_radius > 0):
+            raise ValueError(f"stick_radius must be a positive length [m], got {opts.stick_radius!r}")
+        raw = rec.select(names).markers
+        for k, n in enumerate(names):
+            if not np.isfinite(raw[:, k]).all(axis=1).any():
+                raise RecordingError(f"stick marker {n!r} is never recorded; it cannot be interpolated")
+        # a rigid body: gaps bridged along the stick or linearly (Remark 7.3); ends held outside
+        tracks = fill_stick(raw, rec.times, opts.stick_fill)
+        length = np.linalg.norm(tracks[:, 1] - tracks[:, 0], axis=1)
+        if np.any(length <= 2 * opts.stick_radius):
+            k = int(np.argmax(length <= 2 * opts.stick_radius))
+            raise ValueError(f"the stick ends {names[0]!r} and {names[1]!r} are {length[k]:.4g} m apart at frame {k}; "
+                             f"a stick needs ends farther apart than its diameter")
+        self.stick_tracks = tracks
+        self.stick = ObstaclePolyline.stick(rec.times, tracks[:, 0], tracks[:, 1], radius=float(opts.stick_radius),
+                                            segments=int(opts.stick_segments), mu=float(opts.stick_mu),
+                                            name="stick")
+        return rec.select([n for n in rec.names if n not in names])
 
     # ------------------------------------------------------------------ geometry
     def _build_geometry(self) -> None:
@@ -288,6 +357,10 @@ class Replay:
             self._schedule_grasps(b)
             for ob in self.obstacles:
                 b.add_obstacle(ob)
+            if self.stick is not None:
+                b.add_obstacle(self.stick)
+            if self.self_collision is not None:
+                b.set_self_collision(self.self_collision)
             self._models[mode] = b.finalize()
         return self._models[mode]
 
@@ -328,7 +401,7 @@ class Replay:
             from isocloth.step.stepper import Stepper
 
             contact = None
-            if model.obstacles:
+            if model.has_contacts:  # surface or thin obstacles (a stick), self-collisions
                 from isocloth.solvers.active_set import SolverActiveSet
                 from isocloth.solvers.interior_point import SolverInteriorPoint
                 from isocloth.step.contact_projection import ContactProjection
@@ -368,8 +441,9 @@ class Replay:
         if kind == "quasi-inextensible" and "shear_stiffness" not in params and self.material.shear_stiffness <= 0:
             raise ValueError("the quasi-inextensible model needs a shear_stiffness parameter (> 0)")
         model = self.model(params, mode)
-        if kind in ("mass-spring", "baraff-witkin") and model.obstacles:
-            raise ValueError(f"the {kind} baseline has no contact handling; use a scene without obstacles")
+        if kind in ("mass-spring", "baraff-witkin") and model.has_contacts:
+            raise ValueError(f"the {kind} baseline has no contact handling; use a scene without obstacles, stick "
+                             f"or self-collision")
         state = State(self.initial_positions(mode), np.zeros((model.node_count, 3)), 0.0, 0)
         return model, self.stepper(model, kind, params), state
 
@@ -434,14 +508,22 @@ class Replay:
         return ReplayResult(params, kind, sim, errors, wall, mean_it, diverged, message, contact, pos)
 
 
+def _stick_names(stick) -> tuple:
+    return (stick,) if isinstance(stick, str) else tuple(str(n) for n in stick)
+
+
 def replay_from_scene(recording: Recording, scene, overrides=None, options: ReplayOptions | None = None) -> Replay:
     """A Replay with the material, obstacles and numerics of a scene.
 
     The scene supplies the fabric (ρ and default δ, α), the obstacles (a table for the tablecloth
-    experiment), the projection tolerance and the contact settings; its grasps are ignored (the
-    recording drives the cloth). When the scene's cloth is a ``rectangle`` mesh, its width and
-    height are the textile size and its node counts fix the refinement (7×9 nodes for 4×5
-    markers → refine 2). A scene time step smaller than the frame interval gives sub-steps.
+    experiment; all of them, as the scene loader builds them with
+    :func:`~isocloth.scenes.obstacle_specs.build_obstacles`), the self-collision settings, the
+    projection tolerance and the contact settings; its grasps are ignored (the recording drives
+    the cloth). With ``options.stick`` the recorded stick replaces the scene's ``stick``
+    obstacles (scripted ones, e.g. hit-a2's), and when the scene has exactly one stick and the
+    stick options are left at their defaults, its radius, segment count and μ are used. When the
+    scene's cloth is a ``rectangle`` mesh, its width and height are the textile size and its node
+    counts fix the refinement (7×9 nodes for 4×5 markers → refine 2). A scene time step smaller than the frame interval gives sub-steps.
 
     Parameters
     ----------
@@ -453,10 +535,11 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
     Raises
     ------
     SceneError
-        For scene problems, or a rectangle mesh that is not a refinement of the marker grid.
+        For scene problems (an obstacle that cannot be built, e.g. a missing mesh file), or a
+        rectangle mesh that is not a refinement of the marker grid.
     """
     from isocloth.scenes.loader import SceneError, _resolve_file, load_scene_config, material_of
-    from isocloth.scenes.obstacle_specs import build_obstacle
+    from isocloth.scenes.obstacle_specs import build_obstacles
     from isocloth.scenes.schema import MeshRectangle
 
     cfg, base = load_scene_config(scene, overrides)
@@ -467,12 +550,16 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
     if isinstance(spec, MeshRectangle):
         if opts.size is None:
             changes["size"] = (spec.width * cfg.cloth.placement.scale, spec.height * cfg.cloth.placement.scale)
-        count = len(opts.order) if opts.order is not None else None
+        if opts.order is not None:
+            count = len(opts.order)
+        else:  # every marker but the stick ends is a cloth marker
+            count = recording.marker_count - (len(set(recording.names) & set(_stick_names(opts.stick)))
+                                              if opts.stick is not None else 0)
         grid = opts.grid
         if grid is None:
             from isocloth.validation.markers import infer_grid_shape
 
-            grid = infer_grid_shape(count if count is not None else recording.marker_count)
+            grid = infer_grid_shape(count)
             changes["grid"] = tuple(grid)
         rx, ry = (spec.nx - 1) / (grid[0] - 1), (spec.ny - 1) / (grid[1] - 1)
         if rx != ry or rx != int(rx):
@@ -482,14 +569,23 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
     frame_dt = 1.0 / recording.rate
     sub = max(1, int(round(frame_dt / cfg.simulation.dt)))
     changes["substeps"] = sub
+    specs = list(cfg.obstacles)
+    if opts.stick is not None:  # the recording drives the stick: the scene's scripted sticks are dropped
+        sticks = [sp for sp in specs if sp.type == "stick"]
+        specs = [sp for sp in specs if sp.type != "stick"]
+        if len(sticks) == 1:
+            changes.update({"stick_radius": sticks[0].radius, "stick_segments": sticks[0].segments,
+                            "stick_mu": sticks[0].mu})
     defaults = ReplayOptions()
     opts = opts.replace(**{k: v for k, v in changes.items() if getattr(opts, k) == getattr(defaults, k)})
     obstacles = []
-    for s in cfg.obstacles:
+    for sp in specs:
         try:
-            obstacles.append(build_obstacle(s, lambda name: _resolve_file(name, base)))
-        except ValueError as exc:
-            raise SceneError(f"obstacle {s.name or s.type}: {exc}") from None
+            obstacles.extend(build_obstacles(sp, lambda name: _resolve_file(name, base)))
+        except (ValueError, OSError) as exc:
+            raise SceneError(f"obstacle {sp.name or sp.type}: {exc}") from None
     contact = {"solver": cfg.simulation.solver, "margin": cfg.simulation.contact_margin,
                "penetration_tolerance": cfg.simulation.penetration_tolerance}
-    return Replay(recording, material_of(cfg.cloth), opts, obstacles=obstacles, contact=contact)
+    self_collision = cfg.self_collision.options() if cfg.self_collision is not None else None
+    return Replay(recording, material_of(cfg.cloth), opts, obstacles=obstacles, contact=contact,
+                  self_collision=self_collision)

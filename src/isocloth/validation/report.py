@@ -113,7 +113,7 @@ def write_fit_report(folder, result, run, replay, *, settings: dict | None = Non
         faces = replay.mesh.quads if replay.mesh.quads.size else replay.mesh.triangles
         paths["video"] = render_replay_video(replay.recording.markers, run.positions, faces, replay.marker_nodes,
                                              replay.grid.shape, replay.recording.times, out / "replay.mp4", fps=fps,
-                                             errors=run.errors.e)
+                                             errors=run.errors.e, stick=getattr(replay, "stick_tracks", None))
     return paths
 
 

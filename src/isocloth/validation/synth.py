@@ -5,6 +5,10 @@ node: a 7×9 mesh gives the thesis' 4×5 A2 layout). Each sample gets independen
 (σ per coordinate, default 0.5 mm) and markers drop out in short gaps (default 5 % of the samples,
 gaps of ~5 frames), as with the OptiTrack recordings of thesis §4.2 (Remark 4.2.1). The first
 frame is always complete (it sets φ⁰ of a replay).
+
+A scene with ``stick`` obstacles (seed 000 §7.4) also gets the two end markers of each stick,
+``<name>A`` and ``<name>B`` (``stickA``, ``stickB`` for hit-a2's stick), with the same noise and
+dropouts: replay them with ``ReplayOptions(stick=truth["sticks"][0]["markers"])``.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ def add_dropouts(markers: np.ndarray, fraction: float, mean_gap: float, rng: np.
 
 def synthesize(scene, overrides=None, *, duration: float | None = None, refine: int = 2, noise: float = 0.5e-3,
                dropout: float = 0.05, mean_gap: float = 5.0, seed: int = 0, every: int = 1,
-               shuffle: bool = False) -> Recording:
+               shuffle: bool = False, stick_markers: bool = True) -> Recording:
     """Simulate ``scene`` and return what a motion-capture system would have recorded.
 
     Parameters
@@ -68,13 +72,15 @@ def synthesize(scene, overrides=None, *, duration: float | None = None, refine: 
     seed : random seed (noise, dropouts, shuffling)
     every : record every k-th step (rate = 1 / (k·dt))
     shuffle : write the markers in a random order (the reader must find the grid itself)
+    stick_markers : also record the two ends of every stick obstacle (after the cloth markers)
 
     Returns
     -------
     Recording, with ``metadata["truth"]`` holding the simulated material, μ of the obstacles,
     the scene name, the noise settings and the names of the markers on grasped nodes
     (``"grasped"``: pass them as ``ReplayOptions(grasp=...)`` when the grasped corners are not the
-    two highest ones, e.g. for a sheet lying on a table).
+    two highest ones, e.g. for a sheet lying on a table) and the recorded sticks (``"sticks"``: a
+    list of ``{"name", "markers": [end a, end b], "radius", "mu"}``).
 
     Raises
     ------
@@ -100,27 +106,60 @@ def synthesize(scene, overrides=None, *, duration: float | None = None, refine: 
     mx, my = (nx - 1) // refine + 1, (ny - 1) // refine + 1
     j, i = np.divmod(np.arange(mx * my), mx)
     nodes = (j * refine * nx + i * refine).astype(np.int64)
+    sticks = _sticks(sc) if stick_markers else []
+    names = [f"M{k + 1:02d}" for k in range(nodes.size)]
+    for base, _ in sticks:
+        names += [f"{base}A", f"{base}B"]
+    if len(set(names)) != len(names):
+        raise RecordingError(f"stick names {[b for b, _ in sticks]} clash with the cloth marker names M01..; rename "
+                             f"the stick obstacles")
+
+    def observe(state) -> np.ndarray:
+        obs = [state.x[nodes]]
+        for _, stick in sticks:
+            v = stick.vertices_at(state.t)
+            obs.append(v[[0, -1]])
+        return np.concatenate(obs).copy()
+
     steps = int(round(sc.duration / sc.dt))
     state = sc.initial_state
-    frames = [state.x[nodes].copy()]
+    frames = [observe(state)]
     times = [0.0]
     for k in range(1, steps + 1):
         state, _ = sc.stepper.step(state)
         if k % every == 0:
-            frames.append(state.x[nodes].copy())
+            frames.append(observe(state))
             times.append(state.t)
     x = np.stack(frames)
     rng = np.random.default_rng(seed)
     if noise > 0:
         x = x + rng.normal(0.0, noise, size=x.shape)
     x = add_dropouts(x, dropout, mean_gap, rng)
-    names = [f"M{k + 1:02d}" for k in range(nodes.size)]
-    order = rng.permutation(nodes.size) if shuffle else np.arange(nodes.size)
+    order = rng.permutation(len(names)) if shuffle else np.arange(len(names))
     grasped = np.flatnonzero(np.isin(nodes, sc.model.grasp_nodes))
     mat = sc.model.material.to_dict()
     truth = {"scene": sc.config.name, "delta": mat["delta"], "alpha": mat["alpha"], "rho": mat["rho"],
              "mu": [float(o.mu) for o in sc.model.obstacles], "noise": float(noise), "dropout": float(dropout),
              "seed": int(seed), "grid": [mx, my], "mesh": [nx, ny], "size": [spec.width, spec.height],
-             "dt": sc.dt * every, "grasped": [names[k] for k in grasped]}
+             "dt": sc.dt * every, "grasped": [names[k] for k in grasped],
+             "sticks": [{"name": base, "markers": [f"{base}A", f"{base}B"], "radius": float(st.radius),
+                         "mu": float(st.mu)} for base, st in sticks]}
     return Recording(np.asarray(times), x[:, order], tuple(names[k] for k in order), 1.0 / (sc.dt * every),
                      f"synth:{sc.config.name}", {"truth": truth})
+
+
+def _sticks(scene) -> list:
+    """(marker base name, obstacle) of the scene's ``stick`` obstacles (thin polylines given by end
+    trajectories): their first and last vertices are the recorded stick ends."""
+    from isocloth.contact.obstacles import ObstaclePolyline
+
+    specs = [sp for sp in scene.config.obstacles if sp.type == "stick"]
+    found = [ob for ob in scene.model.thin_obstacles
+             if isinstance(ob, ObstaclePolyline) and ob.motion is None and not ob.closed]
+    if len(found) != len(specs):  # pragma: no cover - a scene builds one polyline per stick table
+        raise RecordingError(f"found {len(found)} stick obstacles for {len(specs)} stick tables")
+    out = []
+    for k, (sp, ob) in enumerate(zip(specs, found)):
+        base = sp.name or ("stick" if len(specs) == 1 else f"stick{k + 1}")
+        out.append((base, ob))
+    return out
