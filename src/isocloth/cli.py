@@ -191,7 +191,7 @@ def _load_recording(path: Path, units, up_axis, origin, window):
     return rec
 
 
-def _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_window):
+def _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_window, stick=None):
     from isocloth.validation.replay import ReplayOptions
 
     kw = {"grasp_mode": grasp_mode, "grasp_filter": grasp_filter if grasp_filter and grasp_filter > 0 else None}
@@ -205,6 +205,11 @@ def _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_w
     if error_window:
         a, b = _parse_pair(error_window, "--error-window", ":")
         kw["window"] = (float(a) if a else None, float(b) if b else None)
+    if stick:
+        ends = tuple(n.strip() for n in stick.split(",") if n.strip())
+        if len(ends) != 2:
+            _fail(f"--stick needs the two stick end markers as A,B, got {stick!r}")
+        kw["stick"] = ends
     return ReplayOptions(**kw)
 
 
@@ -294,6 +299,8 @@ def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d
         grasp: Optional[str] = typer.Option(None, "--grasp", help="grasped marker names (default top corners)"),
         grasp_mode: str = typer.Option("auto", "--grasp-mode", help="auto, rigid or independent"),
         grasp_filter: float = typer.Option(10.0, "--grasp-filter", help="grasp low-pass cut-off [Hz], 0 = off"),
+        stick: Optional[str] = typer.Option(None, "--stick", help="stick end markers A,B: replayed as a moving "
+                                            "stick (seed 000 §7.4; replaces the scene's scripted sticks)"),
         video: bool = typer.Option(False, "--video/--no-video", help="write replay.mp4 at the optimum"),
         progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Fit (delta, alpha[, mu]) to a recording: grid sweep, Nelder-Mead, sensitivity, report."""
@@ -302,7 +309,7 @@ def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d
 
     try:
         rec = _load_recording(recording, units, up_axis, origin, window)
-        opts = _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_window)
+        opts = _replay_options(marker_grid, order, grasp, grasp_mode, grasp_filter, error_window, stick)
         fixed = _parse_fixed(fix)
         problem = FitProblem(rec, scene, tuple(set_), opts, model, fixed)
         replay = problem.build()
