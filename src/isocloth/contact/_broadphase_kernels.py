@@ -72,6 +72,23 @@ def _shares_vertex(va, i, vb, j):
 
 
 @nb.njit(cache=True)
+def _push_pair(out, n_out, i, j, n_a, same):
+    """Store pair (i, j) of the stacked boxes at row n_out of ``out`` (doubled when full; returned):
+    within one set the smaller index first; across sets (i < n_a ≤ j) as (i, j − n_a)."""
+    if n_out == out.shape[0]:
+        grown = np.empty((2 * out.shape[0], 2), dtype=np.int64)
+        grown[:n_out] = out[:n_out]
+        out = grown
+    if same:
+        out[n_out, 0] = min(i, j)
+        out[n_out, 1] = max(i, j)
+    else:
+        out[n_out, 0] = min(i, j)
+        out[n_out, 1] = max(i, j) - n_a
+    return out
+
+
+@nb.njit(cache=True)
 def grid_pairs_kernel(lo, hi, verts, n_a, same, origin, h, dims):
     """Overlapping box pairs (i, j) found through a uniform grid of cell size h.
 
@@ -145,16 +162,7 @@ def grid_pairs_kernel(lo, hi, verts, n_a, same, origin, h, dims):
                     continue
                 if _shares_vertex(verts, i, verts, j):
                     continue
-                if n_out == out.shape[0]:
-                    grown = np.empty((2 * out.shape[0], 2), dtype=np.int64)
-                    grown[:n_out] = out[:n_out]
-                    out = grown
-                if same and j < i:
-                    out[n_out, 0] = j
-                    out[n_out, 1] = i
-                else:
-                    out[n_out, 0] = i
-                    out[n_out, 1] = j - (0 if same else n_a)
+                out = _push_pair(out, n_out, i, j, n_a, same)
                 n_out += 1
         s = t
     return out[:n_out]
@@ -258,13 +266,7 @@ def sweep_pairs_kernel(lo, hi, verts, n_a, same):
                 continue
             if _shares_vertex(verts, i, verts, j):
                 continue
-            if n_out == out.shape[0]:
-                grown = np.empty((2 * out.shape[0], 2), dtype=np.int64)
-                grown[:n_out] = out[:n_out]
-                out = grown
-            a_, b_ = (i, j) if i < j else (j, i)
-            out[n_out, 0] = a_
-            out[n_out, 1] = b_ - (0 if same else n_a)
+            out = _push_pair(out, n_out, i, j, n_a, same)
             n_out += 1
     return _sort_pairs(out, n_out)
 

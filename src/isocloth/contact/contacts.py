@@ -12,9 +12,30 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Contacts", "detect_contacts", "KEY_STRIDE", "node_of_key"]
+__all__ = ["Contacts", "detect_contacts", "KEY_STRIDE", "node_of_key", "tangent_basis"]
 
 KEY_STRIDE = 1024  # contact key = node · KEY_STRIDE + obstacle index (at most 1024 obstacles)
+
+
+def tangent_basis(normal: np.ndarray) -> np.ndarray:
+    """Orthonormal tangents of unit normals.
+
+    Parameters
+    ----------
+    normal : (c, 3) float64, unit normals ν
+
+    Returns
+    -------
+    (c, 2, 3) float64, (t1, t2) with t1 × t2 = ν; t1 is ν crossed with the coordinate axis least
+    aligned with it (deterministic, smooth where that axis does not change).
+    """
+    n = np.asarray(normal, dtype=np.float64)
+    axis = np.zeros_like(n)
+    axis[np.arange(n.shape[0]), np.argmin(np.abs(n), axis=1)] = 1.0
+    t1 = np.cross(n, axis)
+    t1 /= np.maximum(np.linalg.norm(t1, axis=1, keepdims=True), 1e-300)
+    t2 = np.cross(n, t1)
+    return np.stack([t1, t2], axis=1)
 
 
 def node_of_key(key: int) -> int:
@@ -64,13 +85,7 @@ class Contacts:
         t1 is the normal crossed with the coordinate axis least aligned with it (deterministic,
         smooth where that axis does not change).
         """
-        n = self.normal
-        axis = np.zeros_like(n)
-        axis[np.arange(self.count), np.argmin(np.abs(n), axis=1)] = 1.0
-        t1 = np.cross(n, axis)
-        t1 /= np.maximum(np.linalg.norm(t1, axis=1, keepdims=True), 1e-300)
-        t2 = np.cross(n, t1)
-        return np.stack([t1, t2], axis=1)
+        return tangent_basis(self.normal)
 
     def tangent_jacobian(self, node_count: int, rows=None, basis=None) -> sp.csr_matrix:
         """Tangential rows (2k, 3n) sparse: rows 2r and 2r+1 map Δφ to the slip of contact ``rows[r]``

@@ -25,6 +25,8 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.sparse as sp
 
+from isocloth.contact.contacts import tangent_basis
+
 __all__ = ["ContactRows"]
 
 
@@ -132,13 +134,7 @@ class ContactRows:
     def tangent_basis(self) -> np.ndarray:
         """(c, 2, 3) float64 orthonormal tangents (t1, t2), t1 × t2 = ν; t1 is ν crossed with the
         coordinate axis least aligned with it (as :meth:`Contacts.tangent_basis`)."""
-        n = self.normal
-        axis = np.zeros_like(n)
-        axis[np.arange(self.count), np.argmin(np.abs(n), axis=1)] = 1.0
-        t1 = np.cross(n, axis)
-        t1 /= np.maximum(np.linalg.norm(t1, axis=1, keepdims=True), 1e-300)
-        t2 = np.cross(n, t1)
-        return np.stack([t1, t2], axis=1)
+        return tangent_basis(self.normal)
 
     def tangent_jacobian(self, node_count: int, rows, basis) -> sp.csr_matrix:
         """Tangential rows (2k, 3n): rows 2r, 2r+1 map Δφ to the slip of ``rows[r]`` along t1, t2."""
