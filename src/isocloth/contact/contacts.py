@@ -12,7 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["Contacts", "detect_contacts", "KEY_STRIDE", "node_of_key", "tangent_basis"]
+__all__ = ["Contacts", "detect_contacts", "detect_midpoint_contacts", "mesh_faces", "KEY_STRIDE", "node_of_key",
+           "tangent_basis"]
 
 KEY_STRIDE = 1024  # contact key = node · KEY_STRIDE + obstacle index (at most 1024 obstacles)
 
@@ -145,3 +146,66 @@ def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=
     return Contacts(np.concatenate(cols[0]).astype(np.int64), np.concatenate(cols[1]).astype(np.int64),
                     np.concatenate(cols[2]), np.concatenate(cols[3]), np.concatenate(cols[4]),
                     np.concatenate(cols[5]))
+
+
+def mesh_faces(mesh) -> np.ndarray:
+    """(f, 4) int64 node ids of every face of ``mesh``: triangles (4th slot −1), then quads."""
+    t = np.asarray(mesh.triangles, dtype=np.int64).reshape(-1, 3)
+    q = np.asarray(mesh.quads, dtype=np.int64).reshape(-1, 4)
+    return np.vstack([np.column_stack([t, np.full(t.shape[0], -1, dtype=np.int64)]), q])
+
+
+def detect_midpoint_contacts(obstacles, x: np.ndarray, t: float, margin: float, faces: np.ndarray,
+                             free_mask: np.ndarray | None = None):
+    """Face-midpoint contact rows for coarse meshes (thesis Remark 3.2.1: an obstacle smaller than an
+    element can pass between the nodes): for every face whose centroid c = Σ x_i / k lies within
+    ``margin`` of an obstacle, the row H_o(c) + ν·(Σ w_i Δx_i) ≥ 0 with w_i = 1/k and ν = ∇H_o(c)
+    frozen at x, as a :class:`~isocloth.contact.self_collision.CollisionRows` of kind
+    ``KIND_FACE_MIDPOINT`` (pair = (face, obstacle)), so that the QP, the friction problem (μ of the
+    obstacle, slip relative to its surface velocity) and the warm start treat it like the other
+    weighted rows. Rows are rebuilt at every iteration (not kept in the observation set).
+
+    Parameters
+    ----------
+    obstacles : sequence of Obstacle
+    x : (n, 3) float64 [m]; t : float [s]; margin : float [m]
+    faces : (f, 4) int64 from :func:`mesh_faces`
+    free_mask : (n,) bool, optional: faces whose nodes are all held are skipped
+
+    Returns
+    -------
+    CollisionRows (empty when nothing is near)
+    """
+    from isocloth.contact.self_collision import KIND_FACE_MIDPOINT, CollisionRows
+
+    x = np.asarray(x, dtype=np.float64)
+    valid = faces >= 0
+    k = valid.sum(axis=1)
+    w = np.where(valid, 1.0 / k[:, None], 0.0)
+    c = np.einsum("fk,fkd->fd", w, x[np.where(valid, faces, 0)])
+    keep = np.ones(faces.shape[0], dtype=bool)
+    if free_mask is not None:
+        keep = np.any(valid & np.asarray(free_mask, dtype=bool)[np.where(valid, faces, 0)], axis=1)
+    parts = []
+    for o, obs in enumerate(obstacles):
+        idx = np.flatnonzero(keep)
+        if idx.size == 0:
+            break
+        if hasattr(obs, "evaluate_contact"):
+            H, G = obs.evaluate_contact(c[idx], t, max_distance=margin)
+        else:
+            H, G = obs.evaluate(c[idx], t)
+        near = np.flatnonzero(H < margin)
+        if near.size == 0:
+            continue
+        f = idx[near]
+        nu = G[near] / np.maximum(np.linalg.norm(G[near], axis=1, keepdims=True), 1e-300)
+        m = f.size
+        z = np.zeros(m)
+        parts.append(CollisionRows(
+            kind=np.full(m, KIND_FACE_MIDPOINT, dtype=np.int64),
+            pair=np.column_stack([f, np.full(m, o, dtype=np.int64)]),
+            nodes=faces[f].copy(), weights=w[f].copy(), normal=nu,
+            thickness=z.copy(), offset=H[near] - np.einsum("fd,fd->f", nu, c[f]), mu=np.full(m, float(obs.mu)),
+            obstacle_velocity=-obs.surface_velocity(c[f], t), time=np.full(m, np.nan), gap=H[near].copy()))
+    return CollisionRows.concatenate(parts)

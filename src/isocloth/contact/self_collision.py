@@ -42,6 +42,7 @@ __all__ = [
     "KIND_EDGE_EDGE",
     "KIND_POINT_FACE",
     "KIND_SEGMENT_EDGE",
+    "KIND_FACE_MIDPOINT",
     "KIND_NAMES",
     "collision_keys",
     "decode_keys",
@@ -55,7 +56,8 @@ KIND_VERTEX_FACE = 0  # cloth node vs cloth triangle
 KIND_EDGE_EDGE = 1  # cloth edge vs cloth edge
 KIND_POINT_FACE = 2  # obstacle point (e.g. needle tip) vs cloth triangle
 KIND_SEGMENT_EDGE = 3  # obstacle segment (e.g. stick piece) vs cloth edge
-KIND_NAMES = ("vertex-face", "edge-edge", "point-face", "segment-edge")
+KIND_FACE_MIDPOINT = 4  # face centroid vs a node-wise obstacle (contacts.detect_midpoint_contacts)
+KIND_NAMES = ("vertex-face", "edge-edge", "point-face", "segment-edge", "face-midpoint")
 
 _ID_BITS = 29
 _ID_LIMIT = 1 << _ID_BITS
@@ -172,7 +174,8 @@ class CollisionRows:
                                 for f in fields(CollisionRows)})
 
     def __repr__(self) -> str:
-        kinds = ", ".join(f"{KIND_NAMES[k]}={int((self.kind == k).sum())}" for k in range(4) if np.any(self.kind == k))
+        kinds = ", ".join(f"{KIND_NAMES[k]}={int((self.kind == k).sum())}" for k in range(len(KIND_NAMES))
+                          if np.any(self.kind == k))
         return f"CollisionRows({self.count} rows{': ' + kinds if kinds else ''})"
 
 

@@ -309,7 +309,8 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
 
         qp = SolverActiveSet() if sim.solver == "active-set" else SolverInteriorPoint()
         contact = ContactProjection(qp_solver=qp, tolerance=sim.tolerance, max_iterations=sim.max_iterations,
-                                    penetration_tolerance=sim.penetration_tolerance, margin=sim.contact_margin)
+                                    penetration_tolerance=sim.penetration_tolerance, margin=sim.contact_margin,
+                                    face_midpoints=sim.face_midpoint_contacts)
     stepper = Stepper(model, dt=sim.dt, contact_solver=contact,
                       solver=SolverProjection(tolerance=sim.tolerance, max_iterations=sim.max_iterations))
     state = model.initial_state()

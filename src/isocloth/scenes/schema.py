@@ -182,6 +182,8 @@ class SimulationSpec(_Strict):
         default="active-set", description="QP solver for contacts (interior point = library baseline)")
     contact_margin: Length = Field(default=0.01, gt=0, description="contact detection distance")
     penetration_tolerance: Length = Field(default=1e-4, gt=0, description="ε1 of thesis eq. 3.5")
+    face_midpoint_contacts: bool = Field(
+        default=False, description="contact rows at face centroids too (coarse meshes, small obstacles)")
 
 
 class SelfCollisionSpec(_Strict):

@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from isocloth.contact.contacts import detect_contacts
+from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
 from isocloth.contact.rows import ContactRows
 from isocloth.contact.self_collision import CollisionRows, CollisionSet
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
@@ -104,6 +104,10 @@ class ContactProjection:
         problem stop; friction_sweeps : int, their cap
     normal_coupling : bool, let the friction problem predict the change of the normal impulses
         with friction (faster convergence where friction changes the cloth's tension)
+    face_midpoints : bool, add a contact row at the centroid of every face near an obstacle
+        (:func:`~isocloth.contact.contacts.detect_midpoint_contacts`): on coarse meshes an obstacle
+        smaller than an element (a needle tip, a thin bar) otherwise passes between the nodes
+        (thesis Remark 3.2.1). Rebuilt at every iteration, counted with the collision rows.
     divergence_ratio : float, a pass stops (status STALLED) when the relative residual exceeds this
         multiple of its value at φ0 (or of the tolerance): the iteration is diverging
     friction_proximal : float, weight ρ/max diag(D) of the proximal term ½ρ‖F − F_prev‖² of the
@@ -124,6 +128,7 @@ class ContactProjection:
     normal_coupling: bool = True
     friction_proximal: float = 1e-3
     divergence_ratio: float = 1e3
+    face_midpoints: bool = False
     _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
 
     def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
@@ -205,6 +210,7 @@ class ContactProjection:
         crossings = CollisionRows.empty()
         step_max = np.inf
         A_coll = None  # Jacobian of the collision rows (constant while the set does not change)
+        faces = mesh_faces(model.mesh) if self.face_midpoints and model.obstacles else None
         best = (np.inf, None, None, None, None)  # smallest residual after a QP: returned if not converged
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
@@ -227,8 +233,13 @@ class ContactProjection:
                     # iteration cycle between two states (docs/design/self-collision.md)
                     collisions.add(new, replace=new.gap < -self.penetration_tolerance)
                     A_coll = None
+            weighted = collisions.rows if collisions is not None else None
+            if faces is not None:
+                mid = detect_midpoint_contacts(model.obstacles, x, t, self.margin, faces, free_mask)
+                weighted = mid if weighted is None else CollisionRows.concatenate([weighted, mid])
+                A_coll = None  # midpoint rows change at every iteration
             stats.detection_time += time.perf_counter() - tic
-            R = ContactRows.build(contacts, collisions.rows if collisions is not None else None, x)
+            R = ContactRows.build(contacts, weighted, x)
             min_gap = float(R.gap.min()) if R.count else np.inf
             log.residuals.append(res)
             keys = R.keys
@@ -236,7 +247,7 @@ class ContactProjection:
             A_I = contacts.jacobian(n)
             if R.self_count:
                 if A_coll is None:
-                    A_coll = collisions.rows.jacobian(n)
+                    A_coll = weighted.jacobian(n)
                 A_I = sp.vstack([A_I, A_coll], format="csr") if contacts.count else A_coll
             factor = None
             f = np.zeros((n, 3))

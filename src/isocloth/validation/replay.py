@@ -179,7 +179,7 @@ class Replay:
     obstacles : sequence of obstacles (table, ...) for contact scenes: surface obstacles and thin
         ones (``ObstacleCodim``), as :meth:`ModelBuilder.add_obstacle` takes them
     contact : dict of ContactProjection settings (``solver`` "active-set"/"interior-point",
-        ``margin``, ``penetration_tolerance``), used when there are contacts
+        ``margin``, ``penetration_tolerance``, ``face_midpoints``), used when there are contacts
     self_collision : SelfCollisionOptions or None (no self-collision handling)
 
     Attributes (besides the options)
@@ -408,7 +408,7 @@ class Replay:
 
                 c = self.contact
                 qp = SolverInteriorPoint() if c.get("solver") == "interior-point" else SolverActiveSet()
-                kw = {k: c[k] for k in ("margin", "penetration_tolerance") if k in c}
+                kw = {k: c[k] for k in ("margin", "penetration_tolerance", "face_midpoints") if k in c}
                 contact = ContactProjection(qp_solver=qp, tolerance=self.options.tolerance,
                                             max_iterations=self.options.max_iterations, **kw)
             return Stepper(model, dt=self.dt, contact_solver=contact, area_diagnostics=False,
@@ -585,7 +585,8 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
         except (ValueError, OSError) as exc:
             raise SceneError(f"obstacle {sp.name or sp.type}: {exc}") from None
     contact = {"solver": cfg.simulation.solver, "margin": cfg.simulation.contact_margin,
-               "penetration_tolerance": cfg.simulation.penetration_tolerance}
+               "penetration_tolerance": cfg.simulation.penetration_tolerance,
+               "face_midpoints": cfg.simulation.face_midpoint_contacts}
     self_collision = cfg.self_collision.options() if cfg.self_collision is not None else None
     return Replay(recording, material_of(cfg.cloth), opts, obstacles=obstacles, contact=contact,
                   self_collision=self_collision)
