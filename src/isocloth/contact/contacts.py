@@ -109,6 +109,18 @@ class Contacts:
         return np.einsum("kij,kj->ki", tb, d)
 
 
+def _near(obs, p: np.ndarray, t: float, margin: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Points p (k, 3) [m] within ``margin`` of obstacle ``obs`` at time t: (indices (m,) int64,
+    H (m,) [m], unit normals (m, 3))."""
+    if hasattr(obs, "evaluate_contact"):
+        H, G = obs.evaluate_contact(p, t, max_distance=margin)
+    else:
+        H, G = obs.evaluate(p, t)
+    near = np.flatnonzero(H < margin)
+    g = G[near]
+    return near, H[near], g / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300)
+
+
 def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=None) -> Contacts:
     """Rows for every (node, obstacle) pair with H < margin.
 
@@ -127,17 +139,11 @@ def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=
     idx = np.arange(x.shape[0]) if nodes is None else np.asarray(nodes, dtype=np.int64)
     parts = []
     for o, obs in enumerate(obstacles):
-        if hasattr(obs, "evaluate_contact"):
-            H, G = obs.evaluate_contact(x[idx], t, max_distance=margin)
-        else:
-            H, G = obs.evaluate(x[idx], t)
-        near = np.flatnonzero(H < margin)
+        near, Hn, g = _near(obs, x[idx], t, margin)
         if near.size == 0:
             continue
         nid = idx[near]
-        g = G[near]
-        g = g / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300)
-        parts.append((nid, np.full(near.size, o), H[near], g, np.full(near.size, float(obs.mu)),
+        parts.append((nid, np.full(near.size, o), Hn, g, np.full(near.size, float(obs.mu)),
                       obs.surface_velocity(x[nid], t)))
     if not parts:
         z = np.zeros(0, dtype=np.int64)
@@ -191,21 +197,16 @@ def detect_midpoint_contacts(obstacles, x: np.ndarray, t: float, margin: float, 
         idx = np.flatnonzero(keep)
         if idx.size == 0:
             break
-        if hasattr(obs, "evaluate_contact"):
-            H, G = obs.evaluate_contact(c[idx], t, max_distance=margin)
-        else:
-            H, G = obs.evaluate(c[idx], t)
-        near = np.flatnonzero(H < margin)
+        near, Hn, nu = _near(obs, c[idx], t, margin)
         if near.size == 0:
             continue
         f = idx[near]
-        nu = G[near] / np.maximum(np.linalg.norm(G[near], axis=1, keepdims=True), 1e-300)
         m = f.size
         z = np.zeros(m)
         parts.append(CollisionRows(
             kind=np.full(m, KIND_FACE_MIDPOINT, dtype=np.int64),
             pair=np.column_stack([f, np.full(m, o, dtype=np.int64)]),
             nodes=faces[f].copy(), weights=w[f].copy(), normal=nu,
-            thickness=z.copy(), offset=H[near] - np.einsum("fd,fd->f", nu, c[f]), mu=np.full(m, float(obs.mu)),
-            obstacle_velocity=-obs.surface_velocity(c[f], t), time=np.full(m, np.nan), gap=H[near].copy()))
+            thickness=z.copy(), offset=Hn - np.einsum("fd,fd->f", nu, c[f]), mu=np.full(m, float(obs.mu)),
+            obstacle_velocity=-obs.surface_velocity(c[f], t), time=np.full(m, np.nan), gap=Hn.copy()))
     return CollisionRows.concatenate(parts)
