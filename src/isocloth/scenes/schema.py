@@ -184,6 +184,8 @@ class SimulationSpec(_Strict):
     penetration_tolerance: Length = Field(default=1e-4, gt=0, description="ε1 of thesis eq. 3.5")
     face_midpoint_contacts: bool = Field(
         default=False, description="contact rows at face centroids too (coarse meshes, small obstacles)")
+    contact_free_fast_path: bool = Field(
+        default=False, description="plain projection for steps clear of every contact (Stepper option)")
 
 
 class SelfCollisionSpec(_Strict):

@@ -192,6 +192,27 @@ class ContactProjection:
         return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
                            residual=out.log.residuals[-1], log=out.log), stats
 
+    def is_clear(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float) -> bool:
+        """True when configuration x (n, 3) [m] at time t [s] has no row at all: no free node
+        within ``margin`` of an obstacle, no face midpoint (with ``face_midpoints``) and no
+        collision or proximity pair (ω of the model) on the motion from x_prev over dt. A step
+        whose predicted and projected positions are both clear needs no contact QP (the
+        stepper's ``contact_free_fast_path``)."""
+        free_mask = model.inverse_masses > 0
+        if model.obstacles:
+            if detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask)).count:
+                return False
+            if self.face_midpoints and detect_midpoint_contacts(model.obstacles, x, t, self.margin,
+                                                                mesh_faces(model.mesh), free_mask).count:
+                return False
+        det = model.collision_detector
+        if det is not None:
+            omega = float(model.self_collision.omega)
+            rows = det.narrow_phase(det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t), omega=omega)
+            if rows.count and np.any(rows.movable(free_mask)):
+                return False
+        return True
+
     def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats) -> _Pass:
         """One iteration of thesis Algorithm 2 from φ0 (seed 000 §4.1)."""
         cons, rows = model.constraints, model.active_rows

@@ -54,11 +54,18 @@ class Stepper:
         A step whose relative constraint residual stays above this (default 0.5: edges 50 % off
         their rest length) raises SimulationDiverged instead of returning a meaningless state
         (e.g. an obstacle pushing a held edge further than the inextensible sheet allows).
+    contact_free_fast_path : bool
+        In a scene with contacts, a step that starts with no active contact and whose prediction
+        and plain projection (``solver``, with its factor reuse) are both clear of every contact
+        and collision row (:meth:`ContactProjection.is_clear`) keeps the plain projection instead
+        of running the contact QPs. Off by default: the plain projection's metric and iteration
+        differ from the contact projection's, so trajectories change within the tolerance.
     """
 
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
                  contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1,
-                 max_substep_depth: int = 3, divergence_residual: float = 0.5) -> None:
+                 max_substep_depth: int = 3, divergence_residual: float = 0.5,
+                 contact_free_fast_path: bool = False) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
         if int(max_substep_depth) != max_substep_depth or max_substep_depth < 0:
@@ -67,6 +74,7 @@ class Stepper:
         if not divergence_residual > 0:
             raise ValueError(f"divergence_residual must be > 0, got {divergence_residual}")
         self.divergence_residual = float(divergence_residual)
+        self.contact_free_fast_path = bool(contact_free_fast_path)
         self.model = model
         self.dt = float(dt)
         if blas_threads is not None:
@@ -192,7 +200,16 @@ class Stepper:
         x0 = self.predict(state, control, dt)
         cstats = None
         if self.contact_solver is not None and self.model.has_contacts:
-            res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys)
+            res = None
+            if (self.contact_free_fast_path and state.contact_keys.size == 0
+                    and hasattr(self.contact_solver, "is_clear")
+                    and self.contact_solver.is_clear(self.model, state.x, x0, t_new, dt)):
+                trial = self.project(x0, dt, factor_point=state.factor_point)
+                if (trial.status is SolveStatus.CONVERGED
+                        and self.contact_solver.is_clear(self.model, state.x, trial.x, t_new, dt)):
+                    res = trial
+            if res is None:
+                res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys)
         else:
             res = self.project(x0, dt, factor_point=state.factor_point)
         x = res.x
