@@ -50,6 +50,17 @@ def _prims(p, name: str, n: int) -> np.ndarray:
     return a
 
 
+def _motion(x0, x1, inflation: float) -> tuple[np.ndarray, np.ndarray]:
+    """Checked start / end positions (n, 3) float64 of one step and a checked box inflation ≥ 0."""
+    x0 = _positions(x0, "x0")
+    x1 = _positions(x1, "x1")
+    if x0.shape != x1.shape:
+        raise ValueError(f"x0 and x1 must have the same shape, got {x0.shape} and {x1.shape}")
+    if not inflation >= 0.0:
+        raise ValueError(f"inflation must be >= 0, got {inflation}")
+    return x0, x1
+
+
 def swept_boxes(x0: np.ndarray, x1: np.ndarray, primitives: np.ndarray,
                 inflation: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """Swept axis-aligned boxes of primitives moving linearly from ``x0`` to ``x1``.
@@ -73,12 +84,7 @@ def swept_boxes(x0: np.ndarray, x1: np.ndarray, primitives: np.ndarray,
     ValueError
         Shapes differ, positions not finite, ids out of range, or ``inflation`` < 0.
     """
-    x0 = _positions(x0, "x0")
-    x1 = _positions(x1, "x1")
-    if x0.shape != x1.shape:
-        raise ValueError(f"x0 and x1 must have the same shape, got {x0.shape} and {x1.shape}")
-    if not inflation >= 0.0:
-        raise ValueError(f"inflation must be >= 0, got {inflation}")
+    x0, x1 = _motion(x0, x1, inflation)
     return _swept(x0, x1, _prims(primitives, "primitives", x0.shape[0]), float(inflation))
 
 
@@ -193,12 +199,7 @@ def candidate_pairs(x0: np.ndarray, x1: np.ndarray, triangles: np.ndarray, edges
     -------
     CandidatePairs
     """
-    x0 = _positions(x0, "x0")
-    x1 = _positions(x1, "x1")
-    if x0.shape != x1.shape:
-        raise ValueError(f"x0 and x1 must have the same shape, got {x0.shape} and {x1.shape}")
-    if not inflation >= 0.0:
-        raise ValueError(f"inflation must be >= 0, got {inflation}")
+    x0, x1 = _motion(x0, x1, inflation)
     tri = _prims(triangles, "triangles", x0.shape[0])
     ed = mesh_edges(tri) if edges is None else _prims(edges, "edges", x0.shape[0])
     nd = np.unique(tri) if nodes is None else np.ascontiguousarray(nodes, dtype=np.int64)
