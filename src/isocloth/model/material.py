@@ -29,6 +29,10 @@ class Material:
     shear_stiffness : float
         k_s [N/m⁵] (≥ 0) of the optional shear energy (k_s/2) C_Fᵀ M C_F (thesis eq. 2.17–2.18),
         used by the quasi-inextensible mode.
+    membrane_stiffness : float
+        k_m [N/m] (≥ 0) of the membrane stabilisation energy (k_m/2) Σ |ε|² dA0 on the element
+        Green strains (``isocloth.fem.membrane``): it damps out the element-level stretch patterns
+        that the nodal E/F/G rows cannot see. 0 (default) is the thesis model.
     gravity : float
         Gravitational acceleration g [m/s²] along −z.
     """
@@ -39,12 +43,13 @@ class Material:
     beta: float = 0.0
     kappa: float = 0.0
     shear_stiffness: float = 0.0
+    membrane_stiffness: float = 0.0
     gravity: float = 9.8
 
     def __post_init__(self) -> None:
         import math
 
-        for name in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "gravity"):
+        for name in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "membrane_stiffness", "gravity"):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -52,7 +57,7 @@ class Material:
                 raise ValueError(f"material.{name} must be a finite number, got {v!r}")
         if self.rho <= 0:
             raise ValueError(f"material.rho (density, kg/m²) must be > 0, got {self.rho}")
-        for name in ("delta", "alpha", "beta", "kappa", "shear_stiffness"):
+        for name in ("delta", "alpha", "beta", "kappa", "shear_stiffness", "membrane_stiffness"):
             v = getattr(self, name)
             if v is not None and v < 0:
                 raise ValueError(f"material.{name} must be ≥ 0, got {v}")

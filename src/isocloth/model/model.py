@@ -202,6 +202,16 @@ class ClothModel:
                                                                     self.thin_obstacles)
         return self._cache["collision_detector"]
 
+    @property
+    def membrane(self):
+        """The :class:`~isocloth.fem.membrane.MembraneOperator` of the mesh (element Green strains
+        for the membrane stabilisation energy, ``material.membrane_stiffness``), built once per model."""
+        if "membrane" not in self._cache:
+            from isocloth.fem.membrane import membrane_operator
+
+            self._cache["membrane"] = membrane_operator(self.mesh)
+        return self._cache["membrane"]
+
     # ------------------------------------------------------------------ API
     def initial_state(self) -> State:
         """State at t = 0 (positions from the mesh, velocities as built)."""

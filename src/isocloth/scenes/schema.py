@@ -96,6 +96,8 @@ class ClothSpec(_Strict):
     beta: float | None = Field(default=None, ge=0)
     kappa: float | None = Field(default=None, ge=0)
     shear_stiffness: float | None = Field(default=None, ge=0)
+    membrane_stiffness: float | None = Field(default=None, ge=0, description="k_m [N/m] of the membrane "
+                                             "stabilisation energy (isocloth.fem.membrane); 0 = thesis model")
     gravity: float | None = None
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
     corner_angle_deg: float = Field(default=45.0, gt=0, lt=180)

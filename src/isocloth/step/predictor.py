@@ -7,7 +7,9 @@ With lumped M, bending K and Rayleigh damping D = αM + βK, implicit Euler for
 
 The matrix depends only on dt and the material: it is factorized once and reused. With
 κ = β = 0 it is diagonal and v* = (ρ v^n − dt δ g e_z)/(ρ + dt α) node by node. The optional
-shear energy adds its Gauss–Newton Hessian dt²·H(φ^n), which changes every step.
+shear energy (thesis eq. 2.17) and the membrane stabilisation (``isocloth.fem.membrane``) add their
+forces and Gauss–Newton Hessians dt²·H(φ^n), which change every step (CHOLMOD keeps the symbolic
+analysis of the fixed pattern).
 
 Prescribed (grasped) nodes are eliminated: their velocity over the step is given, v_g =
 (φ_g^{n+1} − φ_g^n)/dt, and only the free block is solved, A_ff v_f = b_f − A_fg v_g. Solving the
@@ -22,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+from isocloth.solvers.linalg import SPDFactorCache
 from isocloth.step.forces import gravity_force, shear_force_and_hessian
 
 __all__ = ["Predictor"]
@@ -41,26 +44,41 @@ class Predictor:
         self._diag = None
         self._lu = None
         self._metric, self._dt_metric = None, None
+        self._nonlinear_base = None
+        self._nonlinear_factor = SPDFactorCache()
         mat = model.material
         self._gravity = gravity_force(model.area_mass, mat.virtual_density, mat.gravity)
 
     def _matrix(self, dt: float):
+        """Diagonal (n,) [kg] and bending part (n, n) csr [kg] (or None) of the predictor matrix:
+        (ρ + dt α) M and (dt β + dt² κ) K."""
         mat, m = self.model.material, self.model.area_mass
         diag = (mat.rho + dt * mat.alpha) * m
         stiff = dt * mat.beta + dt * dt * mat.kappa
-        return diag, stiff
+        S = stiff * self.model.bending if stiff > 0 and self.model.bending.nnz else None
+        return diag, S
 
     def _ensure(self, dt: float) -> None:
         if self._dt == dt:
             return
-        diag, stiff = self._matrix(dt)
-        self._diag, self._lu = diag, None
-        if stiff > 0 and self.model.bending.nnz:
-            A = (sp.diags(diag) + stiff * self.model.bending).tocsr()
-            f, g = self._free, self._prescribed
+        diag, S = self._matrix(dt)
+        self._diag, self._lu, self._stiff = diag, None, S
+        f, g = self._free, self._prescribed
+        if S is not None:
+            A = (sp.diags(diag) + S).tocsr()
             self._lu = splu(A[f][:, f].tocsc())
             self._coupling = A[f][:, g].tocsr()
+        self._nonlinear_base = None
+        if self._has_nonlinear():
+            A3 = sp.kron(sp.diags(diag) if S is None else sp.diags(diag) + S, sp.identity(3)).tocsr()
+            f3 = (3 * f[:, None] + np.arange(3)).ravel()
+            g3 = (3 * g[:, None] + np.arange(3)).ravel()
+            self._nonlinear_base = (f3, g3, A3[f3][:, f3].tocsc(), A3[f3][:, g3].tocsr())
         self._dt = dt
+
+    def _has_nonlinear(self) -> bool:
+        mat = self.model.material
+        return (mat.shear_stiffness > 0 and self.model.shear_rows is not None) or mat.membrane_stiffness > 0
 
     def metric(self, dt: float):
         """The implicit-Euler matrix W = (ρ + dt α) M + (dt β + dt² κ) K as (n, n) csc [kg].
@@ -68,10 +86,8 @@ class Predictor:
         The same object is returned while dt is unchanged (solvers cache on its identity).
         """
         if self._dt_metric != dt:
-            diag, stiff = self._matrix(dt)
-            W = sp.diags(diag)
-            if stiff > 0 and self.model.bending.nnz:
-                W = W + stiff * self.model.bending
+            diag, S = self._matrix(dt)
+            W = sp.diags(diag) if S is None else sp.diags(diag) + S
             self._metric, self._dt_metric = sp.csc_matrix(W), dt
         return self._metric
 
@@ -81,12 +97,12 @@ class Predictor:
         About 20 dt² κ / (ρ h⁴) on a uniform grid of spacing h; above ~2 a mass-metric projection
         makes the nodes jitter (docs/design/bending.md).
         """
-        diag, stiff = self._matrix(dt)
-        if stiff <= 0 or not self.model.bending.nnz:
+        diag, S = self._matrix(dt)
+        if S is None:
             return 0.0
-        d = np.asarray(self.model.bending.diagonal())
+        d = np.asarray(S.diagonal())
         ok = diag > 0
-        return float(np.max(stiff * d[ok] / diag[ok])) if ok.any() else 0.0
+        return float(np.max(d[ok] / diag[ok])) if ok.any() else 0.0
 
     def velocity(self, x: np.ndarray, v: np.ndarray, dt: float, prescribed: np.ndarray | None = None) -> np.ndarray:
         """v* of the unconstrained step, (n, 3) float64 [m/s].
@@ -108,16 +124,18 @@ class Predictor:
         out = np.array(v, dtype=np.float64, copy=True)
         if g.size and prescribed is not None:
             out[g] = (np.asarray(prescribed, dtype=np.float64) - x[g]) / dt
-        k_s = mat.shear_stiffness
-        if k_s > 0 and self.model.shear_rows is not None:
-            fs, H = shear_force_and_hessian(self.model.shear_rows, m, k_s, x)
-            rhs = rhs + dt * fs
-            A = sp.kron(sp.diags(self._diag) + (self._matrix(dt)[1]) * self.model.bending, sp.identity(3))
-            A = (A + dt * dt * H).tocsr()
-            f3 = (3 * f[:, None] + np.arange(3)).ravel()
-            g3 = (3 * g[:, None] + np.arange(3)).ravel()
-            b = rhs.ravel()[f3] - A[f3][:, g3] @ out[g].ravel()
-            out[f] = splu(A[f3][:, f3].tocsc()).solve(b).reshape(-1, 3)
+        if self._nonlinear_base is not None:
+            # one linearised implicit step: (A + dt² H(φⁿ)) v* = rhs + dt f(φⁿ), H the Gauss–Newton Hessian
+            f3, g3, A_ff, A_fg = self._nonlinear_base
+            H = None
+            for fe, He in self._nonlinear_energies(x):
+                rhs = rhs + dt * fe
+                H = He if H is None else H + He
+            H = H.tocsr()
+            vg = out[g].ravel()
+            b = rhs.ravel()[f3] - A_fg @ vg - dt * dt * (H[f3][:, g3] @ vg)
+            factor = self._nonlinear_factor.factor(A_ff + dt * dt * H[f3][:, f3].tocsc())
+            out[f] = factor.solve(b).reshape(-1, 3)
             return out
         if self._lu is not None:
             b = rhs[f] - (self._coupling @ out[g] if g.size else 0.0)
@@ -125,6 +143,17 @@ class Predictor:
             return out
         safe = np.where(self._diag > 0, self._diag, 1.0)
         out[f] = rhs[f] / safe[f, None]
+        return out
+
+    def _nonlinear_energies(self, x: np.ndarray) -> list:
+        """(force (n, 3) [N], Gauss–Newton Hessian (3n, 3n) [N/m]) of the optional shear energy
+        (thesis eq. 2.17–2.18) and the membrane stabilisation (``isocloth.fem.membrane``) at x."""
+        mat, out = self.model.material, []
+        if mat.shear_stiffness > 0 and self.model.shear_rows is not None:
+            out.append(shear_force_and_hessian(self.model.shear_rows, self.model.area_mass, mat.shear_stiffness, x))
+        if mat.membrane_stiffness > 0:
+            op, k_m = self.model.membrane, mat.membrane_stiffness
+            out.append((op.force(x, k_m), op.gauss_newton_hessian(x, k_m)))
         return out
 
     def positions(self, x: np.ndarray, v: np.ndarray, dt: float,
