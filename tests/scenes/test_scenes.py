@@ -84,3 +84,15 @@ def test_overrides_and_unknown_scene():
 def test_negative_density_is_rejected(tmp_path):
     with pytest.raises(SceneError, match=r"cloth\.rho"):
         load_scene_config(_write(tmp_path, BASE.format(extra="rho = -1.0", dt="0.01")))
+
+
+def test_a_run_folder_named_like_a_scene_does_not_shadow_the_builtin(tmp_path, monkeypatch):
+    """`isocloth run twist` writes runs/twist or, run from elsewhere, ./twist: loading "twist" again
+    from that directory must still give the built-in scene (it raised IsADirectoryError)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "twist").mkdir()
+    cfg, base = load_scene_config("twist")
+    assert cfg.name == "twist" and base != tmp_path
+    (tmp_path / "folder.toml").mkdir()
+    with pytest.raises(SceneError, match="is a folder, not a scene file"):
+        load_scene_config(str(tmp_path / "folder.toml"))

@@ -127,13 +127,13 @@ def load_scene_config(name_or_path: str | Path, overrides: list[str] | None = No
         Unknown scene name, unreadable TOML, unknown keys, wrong units or values.
     """
     p = Path(name_or_path)
-    if p.suffix != ".toml" and not p.exists():
+    if p.suffix != ".toml" and not p.is_file():  # a folder named like a scene (a run folder) is not a scene
         cand = _builtin_dir() / f"{name_or_path}.toml"
         if not cand.exists():
             raise SceneError(f"unknown scene {str(name_or_path)!r}; built-in scenes: {', '.join(builtin_scene_names())}")
         p = cand
-    if not p.exists():
-        raise SceneError(f"scene file {p} does not exist")
+    if not p.is_file():
+        raise SceneError(f"scene file {p} does not exist" if not p.exists() else f"{p} is a folder, not a scene file")
     try:
         data = tomllib.loads(p.read_text())
     except tomllib.TOMLDecodeError as exc:
