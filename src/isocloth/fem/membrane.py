@@ -69,18 +69,26 @@ class MembraneOperator:
 
     def force(self, x: np.ndarray, k_m: float) -> np.ndarray:
         """Force −∇W, (n, 3) float64 [N], at positions x (n, 3) [m] for modulus k_m [N/m]."""
+        return self._force(*self.strain(x), k_m)
+
+    def gauss_newton_hessian(self, x: np.ndarray, k_m: float) -> sp.csr_matrix:
+        """k_m Jᵀ J, (3n, 3n) csr [N/m]: the Gauss–Newton Hessian of W at x (n, 3) [m], with J the
+        Jacobian of the weighted strains √dA0 (ε11, ε22, √2 ε12). Node-major columns (3i + d)."""
+        return self._hessian(self.strain(x)[0], k_m)
+
+    def force_and_hessian(self, x: np.ndarray, k_m: float) -> tuple[np.ndarray, sp.csr_matrix]:
+        """:meth:`force` and :meth:`gauss_newton_hessian` at x from one strain evaluation."""
         t, eps = self.strain(x)
+        return self._force(t, eps, k_m), self._hessian(t, k_m)
+
+    def _force(self, t: np.ndarray, eps: np.ndarray, k_m: float) -> np.ndarray:
         # ∂W/∂x_i = k_m dA0 Σ_ab ε_ab D_ai t_b
         g = np.einsum("p,pab,pai,pbd->pid", k_m * self.dA0, eps, self.D, t)
         f = np.zeros((self.node_count, 3))
         np.add.at(f, self.nodes, -g)
         return f
 
-    def gauss_newton_hessian(self, x: np.ndarray, k_m: float) -> sp.csr_matrix:
-        """k_m Jᵀ J, (3n, 3n) csr [N/m]: the Gauss–Newton Hessian of W at x (n, 3) [m], with J the
-        Jacobian of the weighted strains √dA0 (ε11, ε22, √2 ε12). Node-major columns (3i + d)."""
-        n = self.node_count
-        t, _ = self.strain(x)
+    def _hessian(self, t: np.ndarray, k_m: float) -> sp.csr_matrix:
         s = np.sqrt(k_m * self.dA0)[:, None, None]
         D0, D1 = self.D[:, 0, :, None], self.D[:, 1, :, None]
         t0, t1 = t[:, 0, None, :], t[:, 1, None, :]
@@ -89,7 +97,7 @@ class MembraneOperator:
         cols = (3 * self.nodes[:, :, None] + np.arange(3)).reshape(p, -1)
         J = sp.csr_matrix((np.concatenate([r.reshape(p, -1) for r in rows]).ravel(),
                            (np.repeat(np.arange(3 * p), 3 * k), np.tile(cols, (3, 1)).ravel())),
-                          shape=(3 * p, 3 * n))
+                          shape=(3 * p, 3 * self.node_count))
         return (J.T @ J).tocsr()
 
 

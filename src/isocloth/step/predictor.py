@@ -47,6 +47,13 @@ class Predictor:
         self._nonlinear_base = None
         self._nonlinear_factor = SPDFactorCache()
         mat = model.material
+        # energies with a state-dependent Hessian: (force, Gauss–Newton Hessian) at x
+        self._energies = []
+        if mat.shear_stiffness > 0 and model.shear_rows is not None:  # thesis eq. 2.17–2.18
+            self._energies.append(lambda x: shear_force_and_hessian(model.shear_rows, model.area_mass,
+                                                                    mat.shear_stiffness, x))
+        if mat.membrane_stiffness > 0:  # isocloth.fem.membrane
+            self._energies.append(lambda x: model.membrane.force_and_hessian(x, mat.membrane_stiffness))
         self._gravity = gravity_force(model.area_mass, mat.virtual_density, mat.gravity)
 
     def _matrix(self, dt: float):
@@ -58,27 +65,27 @@ class Predictor:
         S = stiff * self.model.bending if stiff > 0 and self.model.bending.nnz else None
         return diag, S
 
+    def _base(self, dt: float):
+        """(diagonal (n,) [kg], (n, n) csr matrix (ρ + dt α) M + (dt β + dt² κ) K [kg], or None when
+        it is diagonal)."""
+        diag, S = self._matrix(dt)
+        return diag, (None if S is None else (sp.diags(diag) + S).tocsr())
+
     def _ensure(self, dt: float) -> None:
         if self._dt == dt:
             return
-        diag, S = self._matrix(dt)
-        self._diag, self._lu, self._stiff = diag, None, S
+        diag, A = self._base(dt)
+        self._diag, self._lu, self._nonlinear_base = diag, None, None
         f, g = self._free, self._prescribed
-        if S is not None:
-            A = (sp.diags(diag) + S).tocsr()
-            self._lu = splu(A[f][:, f].tocsc())
-            self._coupling = A[f][:, g].tocsr()
-        self._nonlinear_base = None
-        if self._has_nonlinear():
-            A3 = sp.kron(sp.diags(diag) if S is None else sp.diags(diag) + S, sp.identity(3)).tocsr()
+        if self._energies:
+            A3 = sp.kron(sp.diags(diag) if A is None else A, sp.identity(3)).tocsr()
             f3 = (3 * f[:, None] + np.arange(3)).ravel()
             g3 = (3 * g[:, None] + np.arange(3)).ravel()
             self._nonlinear_base = (f3, g3, A3[f3][:, f3].tocsc(), A3[f3][:, g3].tocsr())
+        elif A is not None:
+            self._lu = splu(A[f][:, f].tocsc())
+            self._coupling = A[f][:, g].tocsr()
         self._dt = dt
-
-    def _has_nonlinear(self) -> bool:
-        mat = self.model.material
-        return (mat.shear_stiffness > 0 and self.model.shear_rows is not None) or mat.membrane_stiffness > 0
 
     def metric(self, dt: float):
         """The implicit-Euler matrix W = (ρ + dt α) M + (dt β + dt² κ) K as (n, n) csc [kg].
@@ -86,9 +93,8 @@ class Predictor:
         The same object is returned while dt is unchanged (solvers cache on its identity).
         """
         if self._dt_metric != dt:
-            diag, S = self._matrix(dt)
-            W = sp.diags(diag) if S is None else sp.diags(diag) + S
-            self._metric, self._dt_metric = sp.csc_matrix(W), dt
+            diag, A = self._base(dt)
+            self._metric, self._dt_metric = sp.csc_matrix(sp.diags(diag) if A is None else A), dt
         return self._metric
 
     def stiffness_ratio(self, dt: float) -> float:
@@ -128,7 +134,8 @@ class Predictor:
             # one linearised implicit step: (A + dt² H(φⁿ)) v* = rhs + dt f(φⁿ), H the Gauss–Newton Hessian
             f3, g3, A_ff, A_fg = self._nonlinear_base
             H = None
-            for fe, He in self._nonlinear_energies(x):
+            for energy in self._energies:
+                fe, He = energy(x)
                 rhs = rhs + dt * fe
                 H = He if H is None else H + He
             H = H.tocsr()
@@ -143,17 +150,6 @@ class Predictor:
             return out
         safe = np.where(self._diag > 0, self._diag, 1.0)
         out[f] = rhs[f] / safe[f, None]
-        return out
-
-    def _nonlinear_energies(self, x: np.ndarray) -> list:
-        """(force (n, 3) [N], Gauss–Newton Hessian (3n, 3n) [N/m]) of the optional shear energy
-        (thesis eq. 2.17–2.18) and the membrane stabilisation (``isocloth.fem.membrane``) at x."""
-        mat, out = self.model.material, []
-        if mat.shear_stiffness > 0 and self.model.shear_rows is not None:
-            out.append(shear_force_and_hessian(self.model.shear_rows, self.model.area_mass, mat.shear_stiffness, x))
-        if mat.membrane_stiffness > 0:
-            op, k_m = self.model.membrane, mat.membrane_stiffness
-            out.append((op.force(x, k_m), op.gauss_newton_hessian(x, k_m)))
         return out
 
     def positions(self, x: np.ndarray, v: np.ndarray, dt: float,
