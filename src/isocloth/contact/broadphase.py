@@ -22,20 +22,12 @@ from isocloth.contact._broadphase_kernels import (
     swept_boxes_kernel,
     sweep_pairs_kernel,
 )
+from isocloth.contact.obstacles._checks import finite_points
 
 __all__ = ["swept_boxes", "box_pairs", "mesh_edges", "candidate_pairs", "CandidatePairs"]
 
 _MAX_CELLS_PER_AXIS = 1 << 20
 _SWEEP_LIMIT = 4000  # boxes up to which sort-and-sweep beats the grid (measured, bench_collision.py)
-
-
-def _positions(x, name: str) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.ndim != 2 or a.shape[1] != 3:
-        raise ValueError(f"{name} must have shape (N, 3), got {np.shape(x)}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} must be finite (a NaN/inf position reached collision detection)")
-    return a
 
 
 def _prims(p, name: str, n: int) -> np.ndarray:
@@ -52,8 +44,8 @@ def _prims(p, name: str, n: int) -> np.ndarray:
 
 def _motion(x0, x1, inflation: float) -> tuple[np.ndarray, np.ndarray]:
     """Checked start / end positions (n, 3) float64 of one step and a checked box inflation ≥ 0."""
-    x0 = _positions(x0, "x0")
-    x1 = _positions(x1, "x1")
+    x0 = finite_points(x0, "x0")
+    x1 = finite_points(x1, "x1")
     if x0.shape != x1.shape:
         raise ValueError(f"x0 and x1 must have the same shape, got {x0.shape} and {x1.shape}")
     if not inflation >= 0.0:

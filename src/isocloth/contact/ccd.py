@@ -38,6 +38,7 @@ from isocloth.contact._ccd_kernels import (
     segment_segment_params,
     vertex_face as _vertex_face_kernel,
 )
+from isocloth.contact.obstacles._checks import finite_points
 
 __all__ = [
     "CCDHit",
@@ -48,15 +49,6 @@ __all__ = [
     "closest_point_triangle",
     "closest_points_segments",
 ]
-
-
-def _pts(a, k: int, name: str) -> np.ndarray:
-    x = np.ascontiguousarray(a, dtype=np.float64)
-    if x.shape != (k, 3):
-        raise ValueError(f"{name} must have shape ({k}, 3), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"{name} must be finite")
-    return x
 
 
 def _dt(dt) -> float:
@@ -103,8 +95,8 @@ def coplanarity_coefficients(x: np.ndarray, v: np.ndarray) -> np.ndarray:
     -------
     (4,) float64, in units m³/s³, m³/s², m³/s, m³
     """
-    x = _pts(x, 4, "x")
-    v = _pts(v, 4, "v")
+    x = finite_points(x, "x", 4)
+    v = finite_points(v, "v", 4)
     out = np.empty(4)
     _coef_kernel(x[0], x[1], x[2], x[3], v[0], v[1], v[2], v[3], out)
     return out
@@ -119,8 +111,8 @@ def coplanarity_times(x: np.ndarray, v: np.ndarray, dt: float) -> np.ndarray:
     x : (4, 3) float64 [m], positions at tⁿ; v : (4, 3) float64 [m/s]; dt : float [s]
     """
     dt = _dt(dt)
-    x = _pts(x, 4, "x")
-    d = _pts(v, 4, "v") * dt
+    x = finite_points(x, "x", 4)
+    d = finite_points(v, "v", 4) * dt
     c = np.empty(4)
     L = _coef_kernel(x[0], x[1], x[2], x[3], d[0], d[1], d[2], d[3], c)
     eps = 1e-12 * max(L, 1e-300) ** 3
@@ -156,10 +148,10 @@ def vertex_face_ccd(node0, face0, node1, face1, dt: float, *, thickness: float =
     CCDHit or None
     """
     dt = _dt(dt)
-    p0 = _pts(np.reshape(node0, (1, 3)), 1, "node0")[0]
-    p1 = _pts(np.reshape(node1, (1, 3)), 1, "node1")[0]
-    f0 = _pts(face0, 3, "face0")
-    f1 = _pts(face1, 3, "face1")
+    p0 = finite_points(np.reshape(node0, (1, 3)), "node0", 1)[0]
+    p1 = finite_points(np.reshape(node1, (1, 3)), "node1", 1)[0]
+    f0 = finite_points(face0, "face0", 3)
+    f1 = finite_points(face1, "face1", 3)
     res = np.empty(10)
     _vertex_face_kernel(p0, f0[0], f0[1], f0[2], p1, f1[0], f1[1], f1[2], float(omega), float(thickness),
                         bool(proximity), res)
@@ -183,10 +175,10 @@ def edge_edge_ccd(edge_a0, edge_b0, edge_a1, edge_b1, dt: float, *, thickness: f
     CCDHit or None (weights ordered as edge a's two ends, then edge b's)
     """
     dt = _dt(dt)
-    a0 = _pts(edge_a0, 2, "edge_a0")
-    a1 = _pts(edge_a1, 2, "edge_a1")
-    b0 = _pts(edge_b0, 2, "edge_b0")
-    b1 = _pts(edge_b1, 2, "edge_b1")
+    a0 = finite_points(edge_a0, "edge_a0", 2)
+    a1 = finite_points(edge_a1, "edge_a1", 2)
+    b0 = finite_points(edge_b0, "edge_b0", 2)
+    b1 = finite_points(edge_b1, "edge_b1", 2)
     res = np.empty(10)
     _edge_edge_kernel(a0[0], a0[1], b0[0], b0[1], a1[0], a1[1], b1[0], b1[1], float(omega), float(thickness),
                       bool(proximity), bool(obstacle), res)
@@ -196,7 +188,7 @@ def edge_edge_ccd(edge_a0, edge_b0, edge_a1, edge_b1, dt: float, *, thickness: f
 def closest_point_triangle(p, triangle) -> tuple[np.ndarray, float]:
     """Barycentric weights (3,) of the point of a closed triangle (3, 3) closest to p (3,), and
     the distance [m]."""
-    t = _pts(triangle, 3, "triangle")
+    t = finite_points(triangle, "triangle", 3)
     w = np.empty(3)
     d = point_triangle_weights(np.asarray(p, dtype=np.float64).reshape(3), t[0], t[1], t[2], w)
     return w, float(d)
@@ -204,8 +196,8 @@ def closest_point_triangle(p, triangle) -> tuple[np.ndarray, float]:
 
 def closest_points_segments(seg_a, seg_b) -> tuple[float, float, float]:
     """Parameters (α, β) ∈ [0, 1]² of the closest points of two segments (2, 3), and the distance."""
-    a = _pts(seg_a, 2, "seg_a")
-    b = _pts(seg_b, 2, "seg_b")
+    a = finite_points(seg_a, "seg_a", 2)
+    b = finite_points(seg_b, "seg_b", 2)
     st = np.empty(2)
     d = segment_segment_params(a[0], a[1], b[0], b[1], st)
     return float(st[0]), float(st[1]), float(d)

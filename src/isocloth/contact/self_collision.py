@@ -35,7 +35,7 @@ import scipy.sparse as sp
 
 from isocloth.contact._ccd_kernels import edge_edge_batch, pair_distances_kernel, vertex_face_batch
 from isocloth.contact.broadphase import _swept, box_pairs, candidate_pairs, mesh_edges
-from isocloth.contact.obstacles._checks import finite_scalar, nonnegative, positive
+from isocloth.contact.obstacles._checks import finite_points, finite_scalar, nonnegative, positive
 
 __all__ = [
     "KIND_VERTEX_FACE",
@@ -275,15 +275,6 @@ def _inflation(tau: float, omega: float) -> float:
     return 0.5 * max(tau, 2.0 * omega * tau) * (1.0 + 1e-9)
 
 
-def _positions(x, n: int, name: str) -> np.ndarray:
-    a = np.ascontiguousarray(x, dtype=np.float64)
-    if a.shape != (n, 3):
-        raise ValueError(f"{name} must have shape ({n}, 3), got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"{name} holds NaN or inf: the state diverged before collision detection")
-    return a
-
-
 class SelfCollisions:
     """Self-collision (and thin-obstacle) detection on a fixed mesh: the static part (topology,
     thickness τ0, cloth–cloth μ, obstacles) of ``Collisions_ω(φⁿ →Δt φ_j)`` (seed 000 Definition 1).
@@ -380,8 +371,8 @@ class SelfCollisions:
         them into rows for this ω or any smaller one (e.g. the final ω = 0 check at the same
         iterate, without a second broad phase)."""
         n = self.node_count
-        x0 = _positions(x_prev, n, "x_prev")
-        x1 = _positions(x, n, "x")
+        x0 = finite_points(x_prev, "x_prev", n)
+        x1 = finite_points(x, "x", n)
         omega = finite_scalar(omega, "omega")
         if not 0.0 <= omega <= 0.5:
             raise ValueError(f"omega must be in [0, 0.5] (seed 000 §3.3), got {omega}")
@@ -512,7 +503,7 @@ class SelfCollisions:
 
         Only pairs closer than ``cutoff`` (default 4 τ0) are examined; returns inf when none is.
         """
-        x = _positions(x, self.node_count, "x")
+        x = finite_points(x, "x", self.node_count)
         cutoff = 4.0 * self.thickness if cutoff is None else positive(cutoff, "cutoff")
         cand = candidate_pairs(x, x, self.triangles, self.edges, 0.5 * cutoff, self.nodes)
         vf = np.column_stack([cand.vertex_face[:, 0], self.triangles[cand.vertex_face[:, 1]]])

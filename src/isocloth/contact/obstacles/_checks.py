@@ -1,4 +1,4 @@
-"""Argument checks shared by the obstacle modules (internal).
+"""Argument checks shared by the obstacle and collision-detection modules (internal).
 
 Every check raises ``ValueError`` whose message starts with the parameter name, so that a
 bad scene file or API call points at the offending field.
@@ -83,6 +83,24 @@ def points3(points, name: str = "points") -> np.ndarray:
     if p.ndim != 2 or p.shape[1] != 3:
         raise ValueError(f"{name} must have shape (k, 3), got {np.shape(points)}")
     return np.ascontiguousarray(p)
+
+
+def finite_points(x, name: str, rows: int | None = None) -> np.ndarray:
+    """``x`` as a contiguous (rows, 3) float64 array (any row count when ``rows`` is None).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` if the shape is wrong, or the first point holding NaN or inf.
+    """
+    a = np.ascontiguousarray(x, dtype=np.float64)
+    if a.ndim != 2 or a.shape[1] != 3 or (rows is not None and a.shape[0] != rows):
+        raise ValueError(f"{name} must have shape ({'N' if rows is None else rows}, 3), got {np.shape(x)}")
+    bad = ~np.isfinite(a).all(axis=1)
+    if bad.any():
+        raise ValueError(f"{name} must be finite: NaN or inf at point {int(np.flatnonzero(bad)[0])} "
+                         "(a diverged state or a broken input)")
+    return a
 
 
 def any_perpendicular(axis: np.ndarray) -> np.ndarray:
