@@ -204,17 +204,7 @@ def box_pairs_kernel(lo, hi, verts, n_a, same, cell_size, max_cells_per_axis):
             break
         h *= 2.0
     pairs = grid_pairs_kernel(lo, hi, verts, n_a, same, origin, h, dims)
-    m = pairs.shape[0]
-    if m > 1:
-        big = 0
-        for p in range(m):
-            big = max(big, pairs[p, 1])
-        key = np.empty(m, dtype=np.int64)
-        for p in range(m):
-            key[p] = pairs[p, 0] * (big + 1) + pairs[p, 1]
-        order = np.argsort(key)
-        pairs = pairs[order]
-    return pairs
+    return _sort_pairs(pairs, pairs.shape[0])
 
 
 @nb.njit(cache=True)
