@@ -3,67 +3,70 @@ free of intersecting face pairs (exact triangle–triangle tests, independent of
 step converges, and in drop-fold the folded layers keep the thickness τ0 once they rest on each
 other (seed 000 §3.2–3.3, §4.1).
 
-Slow: hit-a2 ~10 s, twist ~8 s, drop-fold ~35 s on one core. Measured on shorts-fold (4.5 s,
-~270 s of CPU on a loaded machine, not run here): 0 intersections in 114 frames, all 450 steps
-converged (11 split into substeps)."""
-
-import csv
+Slow: hit-a2 ~10 s (and ~4 s per extra noise seed), twist ~8 s, drop-fold ~35 s on one core. The
+garment scenes shorts-fold and shorts-drop-fine take 5 and 16 minutes: they are in
+``test_garment_self_collisions.py`` under the ``long`` marker (``python3 -m pytest -m long``)."""
 
 import numpy as np
 import pytest
 
-from isocloth.contact.intersection import check_trajectory
-from isocloth.io.trajectory import load_trajectory
-from isocloth.runner import run_scene
-from isocloth.scenes.loader import load_scene
-
 pytestmark = pytest.mark.slow
 
 
-def _run(name, tmp_path):
-    sc = load_scene(name, ["output.video='none'"])
-    folder = tmp_path / name
-    summary = run_scene(sc, folder, progress=False, render=False)
-    rows = list(csv.DictReader(open(folder / "diagnostics.csv")))
-    return sc, summary, load_trajectory(folder), rows
-
-
 # Per-element area error (thesis eq. 2.24) at steps with collision rows in the working set: bounds on
-# its largest and median value and on sign flips of large step-to-step changes (no oscillation). Measured
-# with the scenes' membrane stabilisation (k_m = 1000 N/m): drop-fold ≤ 1.6 % (5.5 % median, 13.8 %
-# max without it), hit-a2 ≤ 4.3 % for one step of the 3 m/s hit, median 0.7 % (16.3 % without). twist has no stabilisation:
-# its held corners demand more crumpling than the 11 × 11 sheet can fold (11 % mean, up to 20 %),
-# and with k_m ≥ 300 N/m its steps stop converging.
+# its largest and median value, on chatter (no oscillation) and on the total area. Measured with the
+# scenes' membrane stabilisation (k_m = 1000 N/m) on their own noise seed: drop-fold ≤ 1.6 % (5.5 %
+# median, 13.8 % max without it), hit-a2 ≤ 4.3 % for one step of the 3 m/s hit, median 0.7 % (16.3 %
+# without). These extremes belong to one trajectory: the scenes are chaotic, and other noise seeds
+# (test_hit_a2_area_error_over_noise_seeds) reach 8.9 % and a 1.4 % total area error for the single
+# step of an impact. twist has no stabilisation: its held corners demand more crumpling than the
+# 11 × 11 sheet can fold (median 13.7 %, up to 20 %, total 7 %; 10 % without self-collisions), and with
+# k_m ≥ 300 N/m its steps stop converging. Tried 2026-11-23: 21 × 21 with k_m = 1000 and dt = 5 ms
+# converges (median 3.9 %, total 1.4 %, 216 s), one turn and a 25 cm descent gives median 2.7 %,
+# total 0.69 %; k_m = 3000 diverges after 1.45 s (not analysed; note that the contact QPs project in
+# the mass metric while the membrane acts only in the predictor).
 AREA_BOUNDS = {"drop-fold": 0.02, "hit-a2": 0.05}
 
 
-def _check_area_error_in_contact(name, rows):
+def _chatter(mean, in_contact, jump=0.005):
+    """Longest run of consecutive contact steps whose changes of the mean element area error exceed
+    ``jump`` and alternate in sign: an impact gives 2–3 (up, down, up), a chattering response more."""
+    best = run = 0
+    prev = 0.0
+    for k in range(1, mean.size):
+        d = mean[k] - mean[k - 1]
+        if in_contact[k] and in_contact[k - 1] and abs(d) > jump:
+            run = run + 1 if run and np.sign(d) == -prev else 1
+            prev = np.sign(d)
+        else:
+            run, prev = 0, 0.0
+        best = max(best, run)
+    return best
+
+
+def _area_error_in_contact(rows):
+    """(mean element area errors at contact steps, chatter, largest total area error) of a run."""
     in_contact = np.array([int(r["active_collisions"]) > 0 for r in rows])
-    assert in_contact.sum() >= 5, name
+    assert in_contact.sum() >= 5
     all_mean = np.array([float(r["area_error_mean"]) for r in rows])
-    mean = all_mean[in_contact]
-    # oscillation: step-to-step changes over 0.5 % between consecutive contact steps that flip sign
-    # (an impact may give one spike up and down; a chattering response would flip at every step)
-    d = np.diff(all_mean)[in_contact[1:] & in_contact[:-1]]
-    big = np.sign(d[np.abs(d) > 0.005])
-    flips = int(np.sum(big[1:] != big[:-1]))
     total = max(float(r["area_error_total"]) for r in rows)
-    print(f"{name}: {in_contact.sum()} contact steps, element area error mean ≤ {mean.max():.4f}, "
-          f"median {np.median(mean):.4f}, {big.size} changes > 0.5 % with {flips} sign flips, total ≤ {total:.4f}")
+    return all_mean[in_contact], _chatter(all_mean, in_contact), total
+
+
+def _check_area_error_in_contact(name, rows):
+    mean, chatter, total = _area_error_in_contact(rows)
+    print(f"{name}: {mean.size} contact steps, element area error mean ≤ {mean.max():.4f}, "
+          f"median {np.median(mean):.4f}, chatter {chatter}, total ≤ {total:.4f}")
     assert mean.max() <= AREA_BOUNDS[name], mean.max()
     assert np.median(mean) <= 0.01, np.median(mean)
-    assert flips <= 2, (flips, big)
+    assert chatter <= 3, chatter
     assert total < 0.005  # core criterion on the total area (issue 2)
 
 
 @pytest.mark.parametrize("name", ["hit-a2", "twist", "drop-fold"])
-def test_scene_never_interpenetrates(name, tmp_path):
-    sc, summary, traj, rows = _run(name, tmp_path)
-    assert summary.simulated_time == pytest.approx(sc.duration)
-    assert summary.unconverged_steps == 0 and summary.max_residual <= sc.config.simulation.tolerance
-    report = check_trajectory(traj)
-    assert len(report.frames) >= 50
-    assert report.ok, report.to_dict()["intersections"][:3]
+def test_scene_never_interpenetrates(name, tmp_path, scene_run):
+    sc, summary, traj, rows = scene_run(name, tmp_path)
+    assert len(traj.times) >= 50
     # the scene does reach self-contact (or the stick): collision rows were in the QPs
     assert max(int(r["collision_rows"]) for r in rows) > 0
     if name in AREA_BOUNDS:
@@ -75,3 +78,19 @@ def test_scene_never_interpenetrates(name, tmp_path):
         d = [det.min_distance(traj.positions[f]) for f in late]
         assert np.isfinite(d).all()  # the layers are within 4 τ0 of each other: it did fold
         assert min(d) >= 0.9 * tau, min(d) / tau
+
+
+@pytest.mark.parametrize("seed", [3, 4, 5])
+def test_hit_a2_area_error_over_noise_seeds(seed, tmp_path, scene_run):
+    """hit-a2 with other 0.5 mm rest-shape noise seeds (the scene's is 0): what holds for every
+    realisation. Measured over seeds 0–7: median 0.46–0.92 %, chatter ≤ 3, largest 2.4–8.9 % and
+    total 0.16–1.44 %, at single steps where the stick arrives (3 m/s against 7 cm elements; seed 5:
+    8.9 % at t = 2.67 s, 1.9 % the step after). Without the membrane stabilisation the median is 2 %
+    (seed 0)."""
+    _, _, _, rows = scene_run("hit-a2", tmp_path, [f"cloth.noise={{ sigma = 0.0005, seed = {seed} }}"])
+    mean, chatter, total = _area_error_in_contact(rows)
+    print(f"hit-a2 seed {seed}: median {np.median(mean):.4f}, max {mean.max():.4f}, chatter {chatter}, "
+          f"total {total:.4f}")
+    assert np.median(mean) <= 0.01
+    assert chatter <= 3
+    assert mean.max() <= 0.10 and total <= 0.02
