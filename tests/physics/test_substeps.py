@@ -150,3 +150,31 @@ def test_contact_free_fast_path_uses_the_plain_projection_until_contact():
     q, _ = slow.step(with_floor.initial_state())
     r1, _ = Stepper(free, dt=0.01).step(free.initial_state())
     assert not np.array_equal(q.x, r1.x)
+
+
+def test_area_error_jump_splits_a_converged_step():
+    """max_area_error_jump: a converged contact step whose mean element area error (eq. 2.24) grows
+    by more than the threshold is redone as half steps, down to the depth limit, and equals the
+    short steps; a threshold above the growth leaves the step whole."""
+    model = _model()
+    dt = 0.01
+    whole = Stepper(model, dt=dt, max_area_error_jump=0.5)
+    _, info = whole.step(model.initial_state())
+    assert info.converged and info.substeps == 1 and 0 < info.area_error_mean < 0.5
+    # from the rest shape (error 0) every step's error grows, so a tiny threshold splits to dt/8
+    split = Stepper(model, dt=dt, max_area_error_jump=1e-12, max_substep_depth=3)
+    s, info = split.step(model.initial_state())
+    assert info.converged and info.substeps == 8 and s.t == pytest.approx(dt)
+    assert any("area error jumped" in w for w in info.warnings)
+    ref = Stepper(model, dt=dt / 8)
+    r = model.initial_state()
+    for _ in range(8):
+        r, _ = ref.step(r)
+    np.testing.assert_array_equal(s.x, r.x)
+    np.testing.assert_array_equal(s.v, r.v)
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.01])
+def test_area_error_jump_must_be_positive(bad):
+    with pytest.raises(ValueError, match="max_area_error_jump"):
+        Stepper(_model(), dt=0.01, max_area_error_jump=bad)

@@ -188,6 +188,9 @@ class SimulationSpec(_Strict):
         default=False, description="contact rows at face centroids too (coarse meshes, small obstacles)")
     contact_free_fast_path: bool = Field(
         default=False, description="plain projection for steps clear of every contact (Stepper option)")
+    max_area_error_jump: float | None = Field(
+        default=None, gt=0, lt=1, description="redo a contact step as substeps when its mean element area "
+        "error (thesis eq. 2.24) grows by more than this (Stepper option; off by default)")
 
 
 class SelfCollisionSpec(_Strict):
