@@ -74,31 +74,44 @@ class MembraneOperator:
     def gauss_newton_hessian(self, x: np.ndarray, k_m: float) -> sp.csr_matrix:
         """k_m Jᵀ J, (3n, 3n) csr [N/m]: the Gauss–Newton Hessian of W at x (n, 3) [m], with J the
         Jacobian of the weighted strains √dA0 (ε11, ε22, √2 ε12). Node-major columns (3i + d)."""
-        return self._hessian(self.strain(x)[0], k_m)
+        return self.assemble(self.hessian_blocks(self.strain(x)[0], k_m))
 
-    def force_and_hessian(self, x: np.ndarray, k_m: float) -> tuple[np.ndarray, sp.csr_matrix]:
-        """:meth:`force` and :meth:`gauss_newton_hessian` at x from one strain evaluation."""
+    def assemble(self, blocks: np.ndarray) -> sp.csr_matrix:
+        """Σ_p of per-point blocks (p, 3k, 3k) on :attr:`block_dofs` as a (3n, 3n) csr matrix."""
+        dofs = self.block_dofs
+        q = dofs.shape[1]
+        H = sp.coo_matrix((blocks.ravel(), (np.repeat(dofs, q, axis=1).ravel(), np.tile(dofs, (1, q)).ravel())),
+                          shape=(3 * self.node_count, 3 * self.node_count))
+        return H.tocsr()
+
+    def force_and_hessian_blocks(self, x: np.ndarray, k_m: float) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`force` (n, 3) [N] and the Gauss–Newton Hessian as per-point blocks (p, 3k, 3k)
+        [N/m] on the coordinates :attr:`block_dofs`, from one strain evaluation at x (n, 3) [m].
+        Summing the blocks into a (3n, 3n) matrix gives :meth:`gauss_newton_hessian`."""
         t, eps = self.strain(x)
-        return self._force(t, eps, k_m), self._hessian(t, k_m)
+        return self._force(t, eps, k_m), self.hessian_blocks(t, k_m)
+
+    @property
+    def block_dofs(self) -> np.ndarray:
+        """(p, 3k) int64: the coordinates 3i + d (node-major) of each point's Hessian block."""
+        p, k = self.nodes.shape
+        return (3 * self.nodes[:, :, None] + np.arange(3)).reshape(p, 3 * k)
+
+    def hessian_blocks(self, t: np.ndarray, k_m: float) -> np.ndarray:
+        """k_m dA0 Σ_s j_s j_sᵀ per point, (p, 3k, 3k) float64 [N/m], for tangents t (p, 2, 3):
+        j_s (3k,) are the gradients of the strains (ε11, ε22, √2 ε12) with respect to the point's
+        corner coordinates."""
+        D0, D1 = self.D[:, 0, :, None], self.D[:, 1, :, None]
+        t0, t1 = t[:, 0, None, :], t[:, 1, None, :]
+        p, k = self.nodes.shape
+        J = np.stack([D0 * t0, D1 * t1, (D0 * t1 + D1 * t0) / np.sqrt(2.0)], axis=1).reshape(p, 3, 3 * k)
+        return np.matmul(J.transpose(0, 2, 1) * (k_m * self.dA0)[:, None, None], J)
 
     def _force(self, t: np.ndarray, eps: np.ndarray, k_m: float) -> np.ndarray:
         # ∂W/∂x_i = k_m dA0 Σ_ab ε_ab D_ai t_b
-        g = np.einsum("p,pab,pai,pbd->pid", k_m * self.dA0, eps, self.D, t)
-        f = np.zeros((self.node_count, 3))
-        np.add.at(f, self.nodes, -g)
-        return f
-
-    def _hessian(self, t: np.ndarray, k_m: float) -> sp.csr_matrix:
-        s = np.sqrt(k_m * self.dA0)[:, None, None]
-        D0, D1 = self.D[:, 0, :, None], self.D[:, 1, :, None]
-        t0, t1 = t[:, 0, None, :], t[:, 1, None, :]
-        rows = (s * D0 * t0, s * D1 * t1, s * (D0 * t1 + D1 * t0) / np.sqrt(2.0))  # (p, k, 3) each
-        p, k = self.nodes.shape
-        cols = (3 * self.nodes[:, :, None] + np.arange(3)).reshape(p, -1)
-        J = sp.csr_matrix((np.concatenate([r.reshape(p, -1) for r in rows]).ravel(),
-                           (np.repeat(np.arange(3 * p), 3 * k), np.tile(cols, (3, 1)).ravel())),
-                          shape=(3 * p, 3 * self.node_count))
-        return (J.T @ J).tocsr()
+        g = np.matmul(self.D.transpose(0, 2, 1), np.matmul(eps, t) * (k_m * self.dA0)[:, None, None])
+        n3 = 3 * self.node_count
+        return -np.bincount(self.block_dofs.ravel(), weights=g.ravel(), minlength=n3).reshape(-1, 3)
 
 
 def _points(faces: np.ndarray, rest: np.ndarray, corner_count: int):

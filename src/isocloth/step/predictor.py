@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import splu
 
+from isocloth.solvers.block_assembly import BlockAssembly
 from isocloth.solvers.linalg import SPDFactorCache
 from isocloth.step.forces import gravity_force, shear_force_and_hessian
 
@@ -47,13 +48,17 @@ class Predictor:
         self._nonlinear_base = None
         self._nonlinear_factor = SPDFactorCache()
         mat = model.material
-        # energies with a state-dependent Hessian: (force, Gauss–Newton Hessian) at x
-        self._energies = []
-        if mat.shear_stiffness > 0 and model.shear_rows is not None:  # thesis eq. 2.17–2.18
-            self._energies.append(lambda x: shear_force_and_hessian(model.shear_rows, model.area_mass,
-                                                                    mat.shear_stiffness, x))
-        if mat.membrane_stiffness > 0:  # isocloth.fem.membrane
-            self._energies.append(lambda x: model.membrane.force_and_hessian(x, mat.membrane_stiffness))
+        # energies with a state-dependent Hessian: the shear energy (thesis eq. 2.17–2.18) gives
+        # (force, Gauss–Newton Hessian as a sparse matrix), the membrane stabilisation
+        # (isocloth.fem.membrane) (force, per-point Hessian blocks) for a fixed-pattern assembly
+        self._shear = None
+        if mat.shear_stiffness > 0 and model.shear_rows is not None:
+            self._shear = lambda x: shear_force_and_hessian(model.shear_rows, model.area_mass,
+                                                            mat.shear_stiffness, x)
+        self._membrane = None
+        if mat.membrane_stiffness > 0:
+            self._membrane = lambda x: model.membrane.force_and_hessian_blocks(x, mat.membrane_stiffness)
+        self._energies = self._shear is not None or self._membrane is not None
         self._gravity = gravity_force(model.area_mass, mat.virtual_density, mat.gravity)
 
     def _matrix(self, dt: float):
@@ -80,8 +85,13 @@ class Predictor:
         if self._energies:
             A3 = sp.kron(sp.diags(diag) if A is None else A, sp.identity(3)).tocsr()
             f3 = (3 * f[:, None] + np.arange(3)).ravel()
-            g3 = (3 * g[:, None] + np.arange(3)).ravel()
-            self._nonlinear_base = (f3, g3, A3[f3][:, f3].tocsc(), A3[f3][:, g3].tocsr())
+            free3 = np.zeros(A3.shape[0], dtype=bool)
+            free3[f3] = True
+            if self._shear is None:
+                self._nonlinear_base = (f3, BlockAssembly(A3, self.model.membrane.block_dofs, free3))
+            else:
+                g3 = (3 * g[:, None] + np.arange(3)).ravel()
+                self._nonlinear_base = (f3, g3, A3[f3][:, f3].tocsc(), A3[f3][:, g3].tocsr())
         elif A is not None:
             self._lu = splu(A[f][:, f].tocsc())
             self._coupling = A[f][:, g].tocsr()
@@ -131,18 +141,7 @@ class Predictor:
         if g.size and prescribed is not None:
             out[g] = (np.asarray(prescribed, dtype=np.float64) - x[g]) / dt
         if self._nonlinear_base is not None:
-            # one linearised implicit step: (A + dt² H(φⁿ)) v* = rhs + dt f(φⁿ), H the Gauss–Newton Hessian
-            f3, g3, A_ff, A_fg = self._nonlinear_base
-            H = None
-            for energy in self._energies:
-                fe, He = energy(x)
-                rhs = rhs + dt * fe
-                H = He if H is None else H + He
-            H = H.tocsr()
-            vg = out[g].ravel()
-            b = rhs.ravel()[f3] - A_fg @ vg - dt * dt * (H[f3][:, g3] @ vg)
-            factor = self._nonlinear_factor.factor(A_ff + dt * dt * H[f3][:, f3].tocsc())
-            out[f] = factor.solve(b).reshape(-1, 3)
+            out[f] = self._nonlinear_velocity(x, rhs, out, dt)
             return out
         if self._lu is not None:
             b = rhs[f] - (self._coupling @ out[g] if g.size else 0.0)
@@ -151,6 +150,30 @@ class Predictor:
         safe = np.where(self._diag > 0, self._diag, 1.0)
         out[f] = rhs[f] / safe[f, None]
         return out
+
+    def _nonlinear_velocity(self, x: np.ndarray, rhs: np.ndarray, out: np.ndarray, dt: float) -> np.ndarray:
+        """v* of the free nodes (n_f, 3) [m/s] with the state-dependent energies: one linearised
+        implicit step (A + dt² H(φⁿ)) v* = rhs + dt f(φⁿ), H the Gauss–Newton Hessian; ``out``
+        holds the prescribed nodes' velocities."""
+        g = self._prescribed
+        if self._shear is None:
+            f3, assembly = self._nonlinear_base
+            fe, blocks = self._membrane(x)
+            b = (rhs + dt * fe).ravel()[f3] - assembly.prescribed_coupling(blocks, dt * dt, out.ravel())
+            factor = self._nonlinear_factor.factor(assembly.matrix(blocks, dt * dt))
+            return factor.solve(b).reshape(-1, 3)
+        f3, g3, A_ff, A_fg = self._nonlinear_base
+        fe, H = self._shear(x)
+        rhs = rhs + dt * fe
+        if self._membrane is not None:
+            fm, blocks = self._membrane(x)
+            rhs = rhs + dt * fm
+            H = H + self.model.membrane.assemble(blocks)
+        H = H.tocsr()
+        vg = out[g].ravel()
+        b = rhs.ravel()[f3] - A_fg @ vg - dt * dt * (H[f3][:, g3] @ vg)
+        factor = self._nonlinear_factor.factor(A_ff + dt * dt * H[f3][:, f3].tocsc())
+        return factor.solve(b).reshape(-1, 3)
 
     def positions(self, x: np.ndarray, v: np.ndarray, dt: float,
                   prescribed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
