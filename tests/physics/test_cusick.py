@@ -36,7 +36,11 @@ median < 1 mm/s). Settled, the DC still rises with the resolution: 5κ0 74.9 / 8
 on these meshes. A stiffer membrane (k_m = 1e4 N/m, dt 0.5 ms) narrows 5κ0 to 86.4–90.1 % over
 250–810 nodes but locks: κ0 then drapes at 74–88 %, as high as 5κ0 (the 2×2-point membrane strains
 outnumber the degrees of freedom), so no k_m gives both mesh independence and the κ dependence.
-Hence the xfail.
+Hence the xfail. Measured 2026-11-25 (docs/design/cusick.md): grown from noise, the number of folds
+follows the angular resolution; one seeded angular mode, the same on every mesh, removes that
+dependence (78.3–79.6 % over 60–110 nodes per ring), but the DC still rises by 4–9 points when the
+radial spacing goes from 1 cm to 0.67 cm, with either projection metric, with or without the
+membrane, and with the closest-point projection; a clamped (two-ring) inner edge locks.
 
 About 2 minutes on two cores, hence ``slow``.
 """
