@@ -303,3 +303,42 @@ def test_rows_resolve_a_fall_through_in_the_contact_qp():
     # closer; issue 4 asks for ≥ 0.9 τ0
     assert 0.9 * TAU <= sc.min_distance(x) <= TAU + 1e-6
     assert obs.add(sc.detect(x0, x, omega=0.5)) == 0  # nothing new at the next iteration
+
+
+def _ledge(outside, height):
+    """A lower triangle (0, 1, 2) with its boundary edge 0–1 on the x axis, and an upper triangle
+    (3, 4, 5) whose node 3 lies ``outside`` [m] beyond that edge (−y) and ``height`` [m] above it,
+    the rest of the upper triangle further out: node 3 is the only primitive near the lower one."""
+    x = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.0, 0.1, 0.0],
+                  [0.05, -outside, height], [0.15, -outside - 0.05, height], [0.05, -outside - 0.1, height]])
+    return x, np.array([[0, 1, 2], [3, 4, 5]])
+
+
+def test_node_just_beyond_a_boundary_edge_gets_a_proximity_row():
+    # a node within τ of a layer's free edge but outside its triangle: its projection misses the
+    # triangle, and the edge pairs through it have their closest point at the node itself; without a
+    # row it could settle at 0.5 τ from the other layer (found in drop-fold with a refined QP)
+    x, tri = _ledge(outside=0.001, height=0.002)
+    sc = SelfCollisions(tri, 6, thickness=TAU)
+    assert sc.min_distance(x) == pytest.approx(np.hypot(0.001, 0.002))
+    rows = sc.detect(x, x, omega=0.5)
+    vf = rows.take((rows.kind == KIND_VERTEX_FACE) & (rows.pair[:, 0] == 3))
+    assert vf.count == 1 and vf.pair[0, 1] == 0
+    assert np.allclose(np.abs(vf.normal[0]), [0, 0, 1])  # the face normal, oriented to the node's side
+    assert vf.normal[0, 2] > 0
+    assert vf.values(x)[0] == pytest.approx(0.002 - TAU)  # H = height above the plane
+    assert vf.weights[0, 1:].sum() == pytest.approx(-1.0) and vf.weights[0, 1:].min() < 0  # beyond the edge
+    # farther than τ from the triangle (though within τ of its plane): no row
+    x, tri = _ledge(outside=0.0048, height=0.002)  # 5.2 mm from the triangle, τ = 5 mm
+    assert SelfCollisions(tri, 6, thickness=TAU).detect(x, x, omega=0.5).count == 0
+
+
+def test_no_extra_rows_across_an_interior_edge():
+    # a node above a flat two-triangle layer, 1 mm from the shared diagonal: one node–face row (the
+    # triangle it projects into), none from the neighbour across the interior edge
+    x = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0], [0.1, 0.1, 0.0], [0.0, 0.1, 0.0],
+                  [0.05 + 0.0007, 0.05 - 0.0007, 0.002], [0.2, 0.0, 0.002], [0.2, 0.1, 0.002]])
+    tri = np.array([[0, 1, 2], [0, 2, 3], [4, 5, 6]])
+    rows = SelfCollisions(tri, 7, thickness=TAU).detect(x, x, omega=0.5)
+    vf = rows.take((rows.kind == KIND_VERTEX_FACE) & (rows.pair[:, 0] == 4))
+    assert vf.count == 1 and vf.pair[0, 1] == 0

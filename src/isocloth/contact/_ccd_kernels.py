@@ -219,7 +219,7 @@ def _shift(omega, tau, start):
 
 # -- node–face -----------------------------------------------------------------------------------------
 @nb.njit(cache=True)
-def _vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, times):
+def _vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, open_edges, times):
     n0, area0 = _unit_normal(a0, b0, c0)
     n1, area1 = _unit_normal(a1, b1, c1)
     if area0 == 0.0 and area1 == 0.0:
@@ -295,7 +295,12 @@ def _vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, times):
     w = (d00 * d21 - d01 * d20) / den
     u = 1.0 - v - w
     if u < 0.0 or v < 0.0 or w < 0.0:
-        return _NONE
+        # beyond an edge of abc: only across free (boundary) edges, whose far side no other face
+        # covers, and only within τ of the triangle itself (see ``vertex_face``)
+        if (u < 0.0 and not open_edges & 1) or (v < 0.0 and not open_edges & 2) or (w < 0.0 and not open_edges & 4):
+            return _NONE
+        if _point_triangle(p1, a1, b1, c1)[0] >= tau:
+            return _NONE
     sgn = 1.0 if d > 0.0 else (-1.0 if d < 0.0 else (1.0 if _dot(n1, n0) >= 0.0 else -1.0))
     return (2.0, 1.0, 1.0, -u, -v, -w, sgn * n1[0], sgn * n1[1], sgn * n1[2], abs(d))
 
@@ -430,7 +435,7 @@ def segment_segment_params(p1, q1, p2, q2, st):
 
 
 @nb.njit(cache=True)
-def vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, res):
+def vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, open_edges, res):
     """Node p against triangle abc moving linearly from (·0) to (·1) over the step; res (10,) ← record.
 
     CCD (seed 000 §3.1, §3.3): the start-time normal n0 of abc, oriented towards p, gives the
@@ -443,10 +448,17 @@ def vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, res):
     Proximity (``proximity`` and no CCD hit): node within τ of the plane of abc at the end, its
     projection inside the triangle; ν is the end normal on the node's side at the end (no
     crossing happened, so that side is the right one). Weights are (1, −u, −v, −w).
+    ``open_edges`` (int bit mask; bit k: the edge opposite vertex k of abc is a free boundary
+    edge of the mesh) lets the projection fall beyond those edges when the node is within τ of
+    the triangle itself: u, v, w are then the signed barycentric coordinates of the projection
+    (the plane extended), so H is still the height above the plane. A node just beyond a layer's
+    free edge has no other row (its edge pairs have their closest point at the node). Interior
+    edges stay closed: the face across them holds such a node, and a second, nearly equal row
+    would make the QP degenerate.
     """
     times = np.empty(_WORK)
     _store(res, _vertex_face(_v(p0), _v(a0), _v(b0), _v(c0), _v(p1), _v(a1), _v(b1), _v(c1), omega, tau,
-                             proximity, times))
+                             proximity, open_edges, times))
 
 
 @nb.njit(cache=True)
@@ -475,13 +487,14 @@ def _row(x, i):
 
 
 @nb.njit(cache=True)
-def vertex_face_batch(x0, x1, quads, tau, omega, proximity, out):
-    """Records of ``vertex_face`` for pairs quads (p, 4) = (node, a, b, c) into out (p, 10)."""
+def vertex_face_batch(x0, x1, quads, tau, omega, proximity, open_edges, out):
+    """Records of ``vertex_face`` for pairs quads (p, 4) = (node, a, b, c) with free-edge masks
+    open_edges (p,) int64 into out (p, 10)."""
     times = np.empty(_WORK)
     for k in range(quads.shape[0]):
         v, a, b, c = quads[k, 0], quads[k, 1], quads[k, 2], quads[k, 3]
         r = _vertex_face(_row(x0, v), _row(x0, a), _row(x0, b), _row(x0, c), _row(x1, v), _row(x1, a),
-                         _row(x1, b), _row(x1, c), omega, tau[k], proximity, times)
+                         _row(x1, b), _row(x1, c), omega, tau[k], proximity, open_edges[k], times)
         for i in range(10):
             out[k, i] = r[i]
 

@@ -154,7 +154,7 @@ def vertex_face_ccd(node0, face0, node1, face1, dt: float, *, thickness: float =
     f1 = finite_points(face1, "face1", 3)
     res = np.empty(10)
     _vertex_face_kernel(p0, f0[0], f0[1], f0[2], p1, f1[0], f1[1], f1[2], float(omega), float(thickness),
-                        bool(proximity), res)
+                        bool(proximity), 0, res)
     return _hit(res, dt)
 
 

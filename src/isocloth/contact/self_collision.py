@@ -270,6 +270,19 @@ class Candidates:
         return int(self.kind.shape[0])
 
 
+def _open_edges(triangles: np.ndarray) -> np.ndarray:
+    """(t,) int64 bit masks: bit k set when the edge of triangle t opposite its vertex k belongs to
+    no other triangle (a free edge of the cloth)."""
+    t = triangles.shape[0]
+    if t == 0:
+        return np.zeros(0, dtype=np.int64)
+    opposite = np.concatenate([triangles[:, [1, 2]], triangles[:, [2, 0]], triangles[:, [0, 1]]])
+    opposite.sort(axis=1)
+    _, inverse, counts = np.unique(opposite, axis=0, return_inverse=True, return_counts=True)
+    free = (counts[inverse.ravel()] == 1).reshape(3, t)
+    return (free[0] * 1 + free[1] * 2 + free[2] * 4).astype(np.int64)
+
+
 def _inflation(tau: float, omega: float) -> float:
     """Half the detection distance max(τ, 2ωτ) (box growth of the broad phase)."""
     return 0.5 * max(tau, 2.0 * omega * tau) * (1.0 + 1e-9)
@@ -312,6 +325,7 @@ class SelfCollisions:
         self.triangles = tri
         self.edges = mesh_edges(tri)
         self.nodes = np.unique(tri)
+        self.open_edges = _open_edges(tri)
         self.thickness = positive(thickness, "thickness")
         self.mu = nonnegative(mu, "mu")
         self.obstacles = list(obstacles)
@@ -455,7 +469,8 @@ class SelfCollisions:
         face = (cand.kind == KIND_VERTEX_FACE) | (cand.kind == KIND_POINT_FACE)
         edge = ~face
         if face.all():
-            vertex_face_batch(cand.X0, cand.X1, cand.quads, cand.tau, omega, bool(proximity), res)
+            vertex_face_batch(cand.X0, cand.X1, cand.quads, cand.tau, omega, bool(proximity),
+                              self.open_edges[cand.ids[:, 1]], res)
         elif edge.all():
             edge_edge_batch(cand.X0, cand.X1, cand.quads, cand.tau, omega, bool(proximity),
                             cand.kind == KIND_SEGMENT_EDGE, res)
@@ -464,7 +479,7 @@ class SelfCollisions:
             rf = np.empty((f.size, 10))
             re = np.empty((e.size, 10))
             vertex_face_batch(cand.X0, cand.X1, np.ascontiguousarray(cand.quads[f]), cand.tau[f], omega,
-                              bool(proximity), rf)
+                              bool(proximity), self.open_edges[cand.ids[f, 1]], rf)
             edge_edge_batch(cand.X0, cand.X1, np.ascontiguousarray(cand.quads[e]), cand.tau[e], omega,
                             bool(proximity), cand.kind[e] == KIND_SEGMENT_EDGE, re)
             res[f] = rf
