@@ -342,3 +342,23 @@ def test_no_extra_rows_across_an_interior_edge():
     rows = SelfCollisions(tri, 7, thickness=TAU).detect(x, x, omega=0.5)
     vf = rows.take((rows.kind == KIND_VERTEX_FACE) & (rows.pair[:, 0] == 4))
     assert vf.count == 1 and vf.pair[0, 1] == 0
+
+
+def test_broad_phase_slack_covers_nearby_end_positions(falling):
+    # the contact-free fast path checks the prediction and then its projection with one broad phase:
+    # boxes grown by the slack hold every pair of any end position within the slack
+    sc, x0, x1, n = falling
+    cand = sc.broad_phase(x0, x1, omega=0.5, slack=0.003)
+    assert cand.count >= sc.broad_phase(x0, x1, omega=0.5).count
+    x2 = x1 + np.random.default_rng(0).uniform(-0.003, 0.003, x1.shape)
+    moved = cand.retarget(x2)
+    assert moved is not None
+    a, b = sc.narrow_phase(moved, omega=0.5), sc.detect(x0, x2, omega=0.5)
+    assert b.count > 0
+    order_a, order_b = np.argsort(a.keys()), np.argsort(b.keys())
+    assert np.array_equal(a.keys()[order_a], b.keys()[order_b])
+    assert np.array_equal(a.gap[order_a], b.gap[order_b])
+    assert cand.retarget(x1 + [0.0, 0.0, 0.0031]) is None  # beyond the slack: a new broad phase
+    assert sc.broad_phase(x0, x1, omega=0.5).retarget(x1) is not None  # no slack: the same end only
+    with pytest.raises(ValueError, match="slack"):
+        sc.broad_phase(x0, x1, slack=-0.001)

@@ -28,7 +28,7 @@ Keys are negative, so they never collide with the node–obstacle contact keys o
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import numpy as np
 import scipy.sparse as sp
@@ -252,6 +252,7 @@ class Candidates:
     quads : (p, 4) int64, vertex ids (node, a, b, c) or (a, b, c, d) into X
     tau : (p,) float64 [m], thickness; mu : (p,) float64, friction coefficient
     node_count : int, n
+    slack : float [m], extra growth of the boxes (:meth:`SelfCollisions.broad_phase`)
     """
 
     X0: np.ndarray
@@ -264,10 +265,23 @@ class Candidates:
     tau: np.ndarray
     mu: np.ndarray
     node_count: int
+    slack: float = 0.0
 
     @property
     def count(self) -> int:
         return int(self.kind.shape[0])
+
+    def retarget(self, x: np.ndarray) -> "Candidates | None":
+        """These pairs for the motion X0 → x instead (x: cloth nodes (n, 3) float64 [m] at the same
+        end time), or None when a node of x is farther than ``slack`` from this motion's end in
+        some coordinate: the boxes, grown by ``slack``, then need not cover the new motion."""
+        n = self.node_count
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (n, 3) or not np.abs(x - self.X1[:n]).max(initial=0.0) <= self.slack:
+            return None
+        X1 = self.X1.copy()
+        X1[:n] = x
+        return replace(self, X1=X1)
 
 
 def _open_edges(triangles: np.ndarray) -> np.ndarray:
@@ -379,12 +393,17 @@ class SelfCollisions:
         return self.detect(x_prev, x, omega=0.0, proximity=False, t_prev=t_prev, t=t)
 
     def broad_phase(self, x_prev: np.ndarray, x: np.ndarray, *, omega: float = 0.5, t_prev: float = 0.0,
-                    t: float | None = None) -> "Candidates":
+                    t: float | None = None, slack: float = 0.0) -> "Candidates":
         """Candidate pairs of the motion x_prev → x whose swept boxes, grown by half the detection
         distance max(τ, 2ωτ), overlap (arguments as :meth:`detect`). :meth:`narrow_phase` turns
         them into rows for this ω or any smaller one (e.g. the final ω = 0 check at the same
-        iterate, without a second broad phase)."""
+        iterate, without a second broad phase). ``slack`` [m] ≥ 0 grows the boxes further, so that
+        the pairs also cover any motion x_prev → x' with |x' − x| ≤ slack per coordinate
+        (:meth:`Candidates.retarget`)."""
         n = self.node_count
+        slack = finite_scalar(slack, "slack")
+        if slack < 0.0:
+            raise ValueError(f"slack must be >= 0, got {slack}")
         x0 = finite_points(x_prev, "x_prev", n)
         x1 = finite_points(x, "x", n)
         omega = finite_scalar(omega, "omega")
@@ -395,7 +414,7 @@ class SelfCollisions:
         kinds, ids, quads, taus, mus = [], [], [], [], []
         if self.self_collision and len(self.triangles):
             tau = self.thickness
-            cand = candidate_pairs(x0, x1, self.triangles, self.edges, _inflation(tau, omega), self.nodes)
+            cand = candidate_pairs(x0, x1, self.triangles, self.edges, _inflation(tau, omega) + slack, self.nodes)
             vf, ee = cand.vertex_face, cand.edge_edge
             if len(vf):
                 kinds.append(np.full(len(vf), KIND_VERTEX_FACE))
@@ -419,7 +438,7 @@ class SelfCollisions:
             cloth_hi = np.maximum(x0.max(axis=0), x1.max(axis=0))
             for k, obs in enumerate(self.obstacles):
                 tau = obs.radius
-                infl = _inflation(tau, omega)
+                infl = _inflation(tau, omega) + slack
                 base = n + int(self._obs_offset[k])
                 vo = np.concatenate([o0[base - n:base - n + obs.vertex_count], o1[base - n:base - n + obs.vertex_count]])
                 if np.any(vo.min(axis=0) - 2 * infl > cloth_hi) or np.any(vo.max(axis=0) + 2 * infl < cloth_lo):
@@ -445,10 +464,10 @@ class SelfCollisions:
         if kinds:
             cat = np.concatenate
             return Candidates(X0, X1, t - t_prev, omega, cat(kinds), cat(ids).astype(np.int64),
-                              np.ascontiguousarray(cat(quads), dtype=np.int64), cat(taus), cat(mus), n)
+                              np.ascontiguousarray(cat(quads), dtype=np.int64), cat(taus), cat(mus), n, slack)
         z = np.zeros(0)
         return Candidates(X0, X1, t - t_prev, omega, np.zeros(0, np.int64), np.zeros((0, 2), np.int64),
-                          np.zeros((0, 4), np.int64), z, z.copy(), n)
+                          np.zeros((0, 4), np.int64), z, z.copy(), n, slack)
 
     def narrow_phase(self, cand: "Candidates", *, omega: float, proximity: bool = True) -> CollisionRows:
         """Rows of the candidate pairs (continuous test with the proximity shift ω, and with

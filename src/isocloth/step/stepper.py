@@ -233,12 +233,13 @@ class Stepper:
         cstats = None
         if self.contact_solver is not None and self.model.has_contacts:
             res = None
+            reuse = {}  # the second check reuses the first's broad phase
             if (self.contact_free_fast_path and state.contact_keys.size == 0
                     and hasattr(self.contact_solver, "is_clear")
-                    and self.contact_solver.is_clear(self.model, state.x, x0, t_new, dt)):
+                    and self.contact_solver.is_clear(self.model, state.x, x0, t_new, dt, reuse=reuse)):
                 trial = self.project(x0, dt, factor_point=state.factor_point)
                 if (trial.status is SolveStatus.CONVERGED
-                        and self.contact_solver.is_clear(self.model, state.x, trial.x, t_new, dt)):
+                        and self.contact_solver.is_clear(self.model, state.x, trial.x, t_new, dt, reuse=reuse)):
                     res = trial
             if res is None:
                 res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys)
