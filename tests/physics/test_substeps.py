@@ -40,6 +40,17 @@ class _FailsAbove(ContactProjection):
         return res, stats
 
 
+
+def _assert_same_as_short_steps(model, state, dt, k):
+    """``state`` equals, bit for bit, k plain steps of dt/k from the initial state."""
+    ref = Stepper(model, dt=dt / k)
+    r = model.initial_state()
+    for _ in range(k):
+        r, _ = ref.step(r)
+    np.testing.assert_array_equal(state.x, r.x)
+    np.testing.assert_array_equal(state.v, r.v)
+
+
 def test_failed_step_is_redone_as_substeps_that_match_short_steps():
     model = _model()
     dt = 0.01
@@ -50,12 +61,7 @@ def test_failed_step_is_redone_as_substeps_that_match_short_steps():
     assert s.t == pytest.approx(dt) and s.step_index == 1
     assert any("split into 4 substeps" in w for w in info.warnings)
     # the same as four steps of dt/4 with the schedule's targets
-    ref = Stepper(model, dt=dt / 4)
-    r = model.initial_state()
-    for _ in range(4):
-        r, _ = ref.step(r)
-    np.testing.assert_array_equal(s.x, r.x)
-    np.testing.assert_array_equal(s.v, r.v)
+    _assert_same_as_short_steps(model, s, dt, 4)
     g = model.grasp_nodes
     np.testing.assert_array_equal(s.x[g], model.control(dt).grasp_targets)  # grasps exact
 
@@ -166,12 +172,7 @@ def test_area_error_jump_splits_a_converged_step():
     s, info = split.step(model.initial_state())
     assert info.converged and info.substeps == 8 and s.t == pytest.approx(dt)
     assert any("area error jumped" in w for w in info.warnings)
-    ref = Stepper(model, dt=dt / 8)
-    r = model.initial_state()
-    for _ in range(8):
-        r, _ = ref.step(r)
-    np.testing.assert_array_equal(s.x, r.x)
-    np.testing.assert_array_equal(s.v, r.v)
+    _assert_same_as_short_steps(model, s, dt, 8)
 
 
 @pytest.mark.parametrize("bad", [0.0, -0.01])
