@@ -317,20 +317,43 @@ def _ledge(outside, height):
 def test_node_just_beyond_a_boundary_edge_gets_a_proximity_row():
     # a node within τ of a layer's free edge but outside its triangle: its projection misses the
     # triangle, and the edge pairs through it have their closest point at the node itself; without a
-    # row it could settle at 0.5 τ from the other layer (found in drop-fold with a refined QP)
+    # row it could settle at 0.74 τ from the other layer (drop-fold, noise seed 3)
     x, tri = _ledge(outside=0.001, height=0.002)
     sc = SelfCollisions(tri, 6, thickness=TAU)
     assert sc.min_distance(x) == pytest.approx(np.hypot(0.001, 0.002))
     rows = sc.detect(x, x, omega=0.5)
     vf = rows.take((rows.kind == KIND_VERTEX_FACE) & (rows.pair[:, 0] == 3))
     assert vf.count == 1 and vf.pair[0, 1] == 0
-    assert np.allclose(np.abs(vf.normal[0]), [0, 0, 1])  # the face normal, oriented to the node's side
-    assert vf.normal[0, 2] > 0
-    assert vf.values(x)[0] == pytest.approx(0.002 - TAU)  # H = height above the plane
-    assert vf.weights[0, 1:].sum() == pytest.approx(-1.0) and vf.weights[0, 1:].min() < 0  # beyond the edge
+    # a node–edge row: the closest point (0.05, 0, 0) of edge 0–1, ν from it to the node
+    np.testing.assert_allclose(vf.weights[0], [1.0, -0.5, -0.5, 0.0], atol=1e-12)
+    np.testing.assert_allclose(vf.normal[0], np.array([0.0, -0.001, 0.002]) / np.hypot(0.001, 0.002), atol=1e-12)
+    assert vf.values(x)[0] == pytest.approx(np.hypot(0.001, 0.002) - TAU)  # H = distance to the edge
+    # level with the triangle, 4 mm beyond the edge: pushed sideways (1 mm short), not 5 mm up or down
+    x, tri = _ledge(outside=0.004, height=0.0)
+    rows = SelfCollisions(tri, 6, thickness=TAU).detect(x, x, omega=0.5)
+    assert rows.count == 1
+    np.testing.assert_allclose(rows.normal[0], [0.0, -1.0, 0.0], atol=1e-12)
+    assert rows.values(x)[0] == pytest.approx(0.004 - TAU)
     # farther than τ from the triangle (though within τ of its plane): no row
     x, tri = _ledge(outside=0.0048, height=0.002)  # 5.2 mm from the triangle, τ = 5 mm
     assert SelfCollisions(tri, 6, thickness=TAU).detect(x, x, omega=0.5).count == 0
+
+
+def test_no_duplicate_rows_at_a_boundary_vertex():
+    # two boundary triangles of a quad strip share vertex 1; a node of another layer just beyond the
+    # boundary next to it: one row (against the free edge whose inside holds the closest point), not
+    # one per triangle around the vertex
+    V = np.array([[0, 0, 0], [0.1, 0, 0], [0.2, 0, 0], [0, 0.1, 0], [0.1, 0.1, 0], [0.2, 0.1, 0]], float)
+    tri = [[0, 1, 4], [0, 4, 3], [1, 2, 5], [1, 5, 4]]
+    for dx in (-0.0005, 0.0005):
+        p = np.array([0.1 + dx, -0.0015, 0.001])
+        x = np.vstack([V, p, p + [0.05, -0.05, 0], p + [-0.05, -0.05, 0]])
+        sc = SelfCollisions(np.array(tri + [[6, 7, 8]]), 9, thickness=TAU)
+        rows = sc.detect(x, x, omega=0.5)
+        vf = rows.take((rows.kind == KIND_VERTEX_FACE) & (rows.pair[:, 0] == 6))
+        assert vf.count == 1, (dx, vf.pair)
+        assert vf.pair[0, 1] == (0 if dx < 0 else 2)
+        assert vf.values(x)[0] == pytest.approx(np.hypot(0.0015, 0.001) - TAU)
 
 
 def test_no_extra_rows_across_an_interior_edge():
@@ -362,3 +385,12 @@ def test_broad_phase_slack_covers_nearby_end_positions(falling):
     assert sc.broad_phase(x0, x1, omega=0.5).retarget(x1) is not None  # no slack: the same end only
     with pytest.raises(ValueError, match="slack"):
         sc.broad_phase(x0, x1, slack=-0.001)
+
+
+def test_open_edges_mark_free_edges_only():
+    # a square split along 0–2: the diagonal is shared, the four sides are free; bit k = the edge
+    # opposite vertex k. A degenerate triangle (repeated node) does not close the edge it lies on.
+    sq = np.array([[0, 1, 2], [0, 2, 3]])
+    assert SelfCollisions(sq, 4, thickness=TAU).open_edges.tolist() == [1 | 4, 1 | 2]
+    deg = np.array([[0, 1, 2], [0, 2, 3], [1, 1, 2]])
+    assert SelfCollisions(deg, 4, thickness=TAU).open_edges.tolist() == [1 | 4, 1 | 2, 0]

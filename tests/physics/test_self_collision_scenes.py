@@ -24,7 +24,12 @@ pytestmark = pytest.mark.slow
 # converges (median 3.9 %, total 1.4 %, 216 s), one turn and a 25 cm descent gives median 2.7 %,
 # total 0.69 %; k_m = 3000 diverges after 1.45 s (not analysed; note that the contact QPs project in
 # the mass metric while the membrane acts only in the predictor).
-AREA_BOUNDS = {"drop-fold": 0.02, "hit-a2": 0.04}
+# drop-fold over noise seeds 0–6 (2026-11-25; seed 1 is the scene's): largest 0.4–2.5 %, median 0.26–1.24 %, total
+# ≤ 0.12 %, chatter ≤ 1; seeds 0, 4 and 6 barely fold (0–16 contact steps). The bounds cover every realisation
+# measured, so a harmless change of rounding (a new trajectory) keeps them; seed 1's own 2.0 %/1.0 % bounds did not
+# hold for seeds 2 and 4.
+AREA_BOUNDS = {"drop-fold": 0.03, "hit-a2": 0.04}
+MEDIAN_BOUNDS = {"drop-fold": 0.015, "hit-a2": 0.01}
 
 
 def _chatter(mean, in_contact, jump=0.005):
@@ -57,7 +62,7 @@ def _check_area_error_in_contact(name, rows):
     print(f"{name}: {mean.size} contact steps, element area error mean ≤ {mean.max():.4f}, "
           f"median {np.median(mean):.4f}, chatter {chatter}, total ≤ {total:.4f}")
     assert mean.max() <= AREA_BOUNDS[name], mean.max()
-    assert np.median(mean) <= 0.01, np.median(mean)
+    assert np.median(mean) <= MEDIAN_BOUNDS[name], np.median(mean)
     assert chatter <= 3, chatter
     assert total < 0.005  # core criterion on the total area (issue 2)
 
@@ -82,9 +87,9 @@ def test_scene_never_interpenetrates(name, tmp_path, scene_run):
 def test_drop_fold_layers_keep_the_thickness_at_free_edges():
     """drop-fold with noise seed 3: once folded, a node of the upper layer rests just beyond the free
     bottom edge of the lower layer. Its projection misses the lower triangles and its edge pairs have
-    their closest point at the node itself, so until free-edge node–face rows existed (2026-11-25,
+    their closest point at the node itself, so until node–edge rows across free edges existed (2026-11-25,
     ``vertex_face`` ``open_edges``) it settled at 0.74 τ0 (t = 0.985 s, node 14 against the edge 119–134).
-    Measured with them: ≥ 0.995 τ0 (seeds 0–6: 0.98–1.0 τ0). The scene's landing leaves this seed one
+    Measured with them: 0.999 τ0 (seeds 0–5: 0.98–1.0 τ0). The scene's landing leaves this seed one
     step whose friction fixed point stops at its iteration cap (residual below the tolerance), so the
     run is checked here step by step rather than through ``scene_run``."""
     from isocloth.scenes.loader import load_scene
@@ -113,7 +118,7 @@ def test_hit_a2_area_error_over_noise_seeds(seed, tmp_path, scene_run):
     mean, chatter, total = _area_error_in_contact(rows)
     print(f"hit-a2 seed {seed}: median {np.median(mean):.4f}, max {mean.max():.4f}, chatter {chatter}, "
           f"total {total:.4f}, split steps {sum(int(r['substeps']) > 1 for r in rows)}")
-    assert np.median(mean) <= 0.01
+    assert np.median(mean) <= MEDIAN_BOUNDS["hit-a2"]
     assert chatter <= 3
     assert mean.max() <= AREA_BOUNDS["hit-a2"]
     assert total < 0.005  # core criterion on the total area (issue 2)

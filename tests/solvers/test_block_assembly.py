@@ -82,3 +82,15 @@ def test_membrane_predictor_solves_the_linearised_implicit_step():
     ref = np.linalg.solve(S[np.ix_(~g, ~g)], rhs.ravel()[~g] - S[np.ix_(~g, g)] @ vg)
     np.testing.assert_allclose(vs.ravel()[~g], ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
     np.testing.assert_allclose(vs.ravel()[g], vg, rtol=1e-14)
+
+
+def test_blocks_of_the_wrong_shape_are_rejected():
+    dofs = np.array([[0, 1, 2], [1, 2, 3]])
+    asm = BlockAssembly(sp.identity(4), dofs, np.array([True, True, True, False]))
+    good = np.zeros((2, 3, 3))
+    assert asm.matrix(good, 1.0).shape == (3, 3)
+    for bad in (np.zeros((3, 2, 3)), np.zeros((2, 9)), np.zeros((1, 3, 3))):
+        with pytest.raises(ValueError, match="blocks must have shape"):
+            asm.matrix(bad, 1.0)
+        with pytest.raises(ValueError, match="blocks must have shape"):
+            asm.prescribed_coupling(bad, 1.0, np.ones(4))

@@ -295,12 +295,18 @@ def _vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, open_edg
     w = (d00 * d21 - d01 * d20) / den
     u = 1.0 - v - w
     if u < 0.0 or v < 0.0 or w < 0.0:
-        # beyond an edge of abc: only across free (boundary) edges, whose far side no other face
-        # covers, and only within τ of the triangle itself (see ``vertex_face``)
-        if (u < 0.0 and not open_edges & 1) or (v < 0.0 and not open_edges & 2) or (w < 0.0 and not open_edges & 4):
+        # beyond an edge of abc: a row only when the closest point of the triangle lies inside a
+        # free (boundary) edge, within τ; it bounds the distance to that point (see ``vertex_face``)
+        dist, u, v, w = _point_triangle(p1, a1, b1, c1)
+        if not 0.0 < dist < tau:
             return _NONE
-        if _point_triangle(p1, a1, b1, c1)[0] >= tau:
+        if not ((u == 0.0 and v > 0.0 and w > 0.0 and open_edges & 1)
+                or (v == 0.0 and u > 0.0 and w > 0.0 and open_edges & 2)
+                or (w == 0.0 and u > 0.0 and v > 0.0 and open_edges & 4)):
             return _NONE
+        q = _add(_add(_mul(a1, u), _mul(b1, v)), _mul(c1, w))
+        g = _mul(_sub(p1, q), 1.0 / dist)
+        return (2.0, 1.0, 1.0, -u, -v, -w, g[0], g[1], g[2], dist)
     sgn = 1.0 if d > 0.0 else (-1.0 if d < 0.0 else (1.0 if _dot(n1, n0) >= 0.0 else -1.0))
     return (2.0, 1.0, 1.0, -u, -v, -w, sgn * n1[0], sgn * n1[1], sgn * n1[2], abs(d))
 
@@ -449,12 +455,12 @@ def vertex_face(p0, a0, b0, c0, p1, a1, b1, c1, omega, tau, proximity, open_edge
     projection inside the triangle; ν is the end normal on the node's side at the end (no
     crossing happened, so that side is the right one). Weights are (1, −u, −v, −w).
     ``open_edges`` (int bit mask; bit k: the edge opposite vertex k of abc is a free boundary
-    edge of the mesh) lets the projection fall beyond those edges when the node is within τ of
-    the triangle itself: u, v, w are then the signed barycentric coordinates of the projection
-    (the plane extended), so H is still the height above the plane. A node just beyond a layer's
-    free edge has no other row (its edge pairs have their closest point at the node). Interior
-    edges stay closed: the face across them holds such a node, and a second, nearly equal row
-    would make the QP degenerate.
+    edge of the mesh): a node whose projection falls beyond such an edge, and whose closest point
+    q of the triangle lies inside that edge within τ, gets a node–edge row: weights (1, −u, −v, −w)
+    of q (one of them 0) and ν = (p − q)/‖p − q‖, so H is the distance to the edge. A node just
+    beyond a layer's free edge has no other row (its edge pairs have their closest point at the
+    node). Interior edges stay closed (the face across them holds the node; a second row would
+    make the QP degenerate), and so do the vertices, which several triangles share.
     """
     times = np.empty(_WORK)
     _store(res, _vertex_face(_v(p0), _v(a0), _v(b0), _v(c0), _v(p1), _v(a1), _v(b1), _v(c1), omega, tau,

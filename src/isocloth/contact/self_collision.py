@@ -286,14 +286,20 @@ class Candidates:
 
 def _open_edges(triangles: np.ndarray) -> np.ndarray:
     """(t,) int64 bit masks: bit k set when the edge of triangle t opposite its vertex k belongs to
-    no other triangle (a free edge of the cloth)."""
+    no other triangle (a free edge of the cloth); triangles with a repeated node get 0."""
     t = triangles.shape[0]
     if t == 0:
         return np.zeros(0, dtype=np.int64)
     opposite = np.concatenate([triangles[:, [1, 2]], triangles[:, [2, 0]], triangles[:, [0, 1]]])
     opposite.sort(axis=1)
-    _, inverse, counts = np.unique(opposite, axis=0, return_inverse=True, return_counts=True)
-    free = (counts[inverse.ravel()] == 1).reshape(3, t)
+    # a triangle with a repeated node (zero area) bounds nothing: its edges are not counted
+    distinct = (triangles[:, 0] != triangles[:, 1]) & (triangles[:, 1] != triangles[:, 2]) & \
+        (triangles[:, 2] != triangles[:, 0])
+    proper = np.tile(distinct, 3)
+    _, inverse, counts = np.unique(opposite[proper], axis=0, return_inverse=True, return_counts=True)
+    free = np.zeros(3 * t, dtype=bool)
+    free[proper] = counts[inverse.ravel()] == 1
+    free = free.reshape(3, t)
     return (free[0] * 1 + free[1] * 2 + free[2] * 4).astype(np.int64)
 
 
@@ -321,6 +327,12 @@ class SelfCollisions:
         Thin obstacles (segments, points) checked against the cloth with their own radius and μ.
     self_collision : bool
         Check cloth against itself (default True); False keeps only the obstacles.
+
+    Attributes
+    ----------
+    edges : (e, 2) int64, the triangles' unique edges (edge–edge pair ids index these)
+    open_edges : (t,) int64, per triangle a bit mask of its free edges (bit k: the edge opposite
+        vertex k belongs to no other triangle), where node–edge proximity rows are allowed
 
     Raises
     ------

@@ -5,8 +5,9 @@ solve, every step, with S = A_ff + c H_ff, where A is a constant sparse matrix, 
 small dense blocks B_p (one per quadrature point, on the coordinates ``dofs[p]``) that change every
 step, and _ff keeps the free (not prescribed) coordinates. The sparsity pattern of S never changes:
 :class:`BlockAssembly` works it out once and then fills S's CSC data with one ``bincount``, where
-building H as a scipy matrix, slicing the free block and adding A cost ~2 ms per step on a 63-node
-sheet (benchmarks/RESULTS.md, "Predictor with the membrane stabilisation"). The fixed pattern also
+building H as a scipy matrix, slicing the free block and adding A made the whole predictor call
+2.4× slower on a 63-node sheet (1.25 vs 0.51 ms; benchmarks/RESULTS.md, "Predictor with the membrane
+stabilisation"). The fixed pattern also
 lets CHOLMOD keep its symbolic analysis (:class:`~isocloth.solvers.linalg.SPDFactorCache`).
 """
 
@@ -65,11 +66,27 @@ class BlockAssembly:
         self._pos = inverse[va.size:]
         self._A = A
         self._coupled = bool((~free).any())
+        if self.nnz >= np.iinfo(np.int32).max:
+            raise ValueError(f"{self.nnz} nonzeros do not fit 32-bit CSC indices")
+
+    def _check(self, blocks) -> np.ndarray:
+        blocks = np.asarray(blocks, dtype=np.float64)
+        p, q = self._dofs.shape
+        if blocks.shape != (p, q, q):
+            raise ValueError(f"blocks must have shape {(p, q, q)} (one per row of dofs), got {blocks.shape}")
+        return blocks
 
     def matrix(self, blocks: np.ndarray, c: float) -> sp.csc_matrix:
         """S = A_ff + c Σ_p B_p restricted to the free coordinates, (n_f, n_f) csc with sorted
-        indices; ``blocks`` (p, q, q) float64. The pattern is the same on every call."""
-        data = self._base + c * np.bincount(self._pos, weights=np.asarray(blocks).reshape(-1)[self._sel],
+        indices; ``blocks`` (p, q, q) float64. The pattern is the same on every call.
+
+        Raises
+        ------
+        ValueError
+            ``blocks`` of another shape.
+        """
+        blocks = self._check(blocks)
+        data = self._base + c * np.bincount(self._pos, weights=blocks.reshape(-1)[self._sel],
                                             minlength=self.nnz)
         S = sp.csc_matrix((data, self.indices, self.indptr), shape=(self.size, self.size))
         S.has_sorted_indices = True
@@ -78,6 +95,7 @@ class BlockAssembly:
     def prescribed_coupling(self, blocks: np.ndarray, c: float, v: np.ndarray) -> np.ndarray:
         """(A + c Σ_p B_p)[free, prescribed] v[prescribed], (n_f,) float64, for v (N,) (its free
         entries are ignored): the right-hand-side term of eliminated prescribed coordinates."""
+        blocks = self._check(blocks)
         if not self._coupled:
             return np.zeros(self.size)
         vg = np.where(self._free, 0.0, np.asarray(v, dtype=np.float64))

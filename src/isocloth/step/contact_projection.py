@@ -207,7 +207,8 @@ class ContactProjection:
         keeps its collision broad phase there, its boxes grown by ``clear_slack``, and a later
         check whose x is within ``clear_slack`` of the first's (the projection of a clear
         prediction, usually) runs only the narrow phase on those pairs. The pairs are a superset
-        of its own broad phase's, so the answer is the same."""
+        of its own broad phase's, so the answer is the same. A check with another x_prev, t, dt or
+        ω runs its own broad phase."""
         free_mask = model.inverse_masses > 0
         if model.obstacles:
             if detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask)).count:
@@ -219,13 +220,16 @@ class ContactProjection:
         if det is not None:
             omega = float(model.self_collision.omega)
             cand = None
-            if reuse is not None and reuse.get("candidates") is not None:
-                cand = reuse["candidates"].retarget(x)
+            first = reuse is not None and "candidates" not in reuse
+            if reuse is not None and not first:
+                kept, motion = reuse["candidates"], reuse["motion"]
+                if motion == (t, dt, omega) and np.array_equal(kept.X0[:x.shape[0]], x_prev):
+                    cand = kept.retarget(x)
             if cand is None:
                 cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t,
-                                       slack=self.clear_slack if reuse is not None else 0.0)
-                if reuse is not None:
-                    reuse["candidates"] = cand
+                                       slack=self.clear_slack if first else 0.0)
+                if first:
+                    reuse["candidates"], reuse["motion"] = cand, (t, dt, omega)
             rows = det.narrow_phase(cand, omega=omega)
             if rows.count and np.any(rows.movable(free_mask)):
                 return False
