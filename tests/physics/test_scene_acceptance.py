@@ -30,10 +30,14 @@ def test_hang_a2_full_shake_keeps_constraints_and_area():
     assert np.abs(s.x[:, 1]).max() > 0.03
 
 
-def test_garment_scene_keeps_constraints_and_area():
-    sc, s, infos, tol = _run("shorts-hang", ["simulation.duration=2.0"])
+@pytest.mark.parametrize("name", ["shorts-hang", "tshirt-shake"])
+def test_garment_scene_keeps_constraints_and_area(name):
+    # with their membrane stabilisation (measured 2026-11-25, whole scenes): total area error ≤ 0.075 % (shorts)
+    # and 0.059 % (T-shirt); without it 0.496 % and 0.60 %
+    sc, s, infos, tol = _run(name, ["simulation.duration=1.5"])
     assert max(i.residual for i in infos) <= tol
     assert max(i.area_error_total for i in infos) < 0.005
     g = sc.model.grasp_nodes
     assert np.abs(s.x[g] - sc.model.control(s.t).grasp_targets).max() <= 1e-9
-    assert s.x[g, 2].mean() > sc.model.initial_positions[g, 2].mean() + 0.15  # lifted by the trajectory
+    if name == "shorts-hang":
+        assert s.x[g, 2].mean() > sc.model.initial_positions[g, 2].mean() + 0.15  # lifted by the trajectory
