@@ -311,8 +311,15 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
         contact = ContactProjection(qp_solver=qp, tolerance=sim.tolerance, max_iterations=sim.max_iterations,
                                     penetration_tolerance=sim.penetration_tolerance, margin=sim.contact_margin,
                                     face_midpoints=sim.face_midpoint_contacts)
+    relaxation = None
+    if sim.membrane_coupling == "relaxation":
+        from isocloth.step.membrane_relaxation import MembraneRelaxation
+
+        relaxation = MembraneRelaxation(sweeps=sim.membrane_sweeps, tolerance=sim.tolerance,
+                                        penetration_tolerance=sim.penetration_tolerance, margin=sim.contact_margin,
+                                        face_midpoints=sim.face_midpoint_contacts)
     stepper = Stepper(model, dt=sim.dt, contact_solver=contact, contact_free_fast_path=sim.contact_free_fast_path,
-                      max_area_error_jump=sim.max_area_error_jump,
+                      max_area_error_jump=sim.max_area_error_jump, membrane_relaxation=relaxation,
                       solver=SolverProjection(tolerance=sim.tolerance, max_iterations=sim.max_iterations))
     state = model.initial_state()
     if cfg.cloth.relax_initial:

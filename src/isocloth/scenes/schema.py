@@ -191,6 +191,11 @@ class SimulationSpec(_Strict):
     max_area_error_jump: float | None = Field(
         default=None, gt=0, lt=1, description="redo a contact step as substeps when its mean element area "
         "error (thesis eq. 2.24) grows by more than this (Stepper option; off by default)")
+    membrane_coupling: Literal["predictor", "relaxation"] = Field(
+        default="predictor", description="where the membrane stabilisation acts (cloth.membrane_stiffness > 0): "
+        "its force in the predictor, or a relaxation along the constraint and contact set after the projection "
+        "(isocloth.step.membrane_relaxation; for garments crumpling in contact)")
+    membrane_sweeps: int = Field(default=4, ge=1, description="membrane relaxation QPs per step")
 
 
 class SelfCollisionSpec(_Strict):

@@ -68,9 +68,12 @@ __all__ = ["ContactProjection", "ContactStats"]
 @dataclass(kw_only=True)
 class ContactStats(ContactDiagnostics):
     """Per-step contact statistics (fields of :class:`~isocloth.step.diagnostics.ContactDiagnostics`,
-    copied into StepInfo) and the keys of the final working set (warm start of the next step)."""
+    copied into StepInfo), the keys of the final working set (warm start of the next step) and the
+    step's observation set of collision rows (None without collision detection; the membrane
+    relaxation keeps them, ``isocloth.step.membrane_relaxation``)."""
 
     active_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    observation: CollisionRows | None = None
 
 
 @dataclass
@@ -192,6 +195,7 @@ class ContactProjection:
             stats.active_collisions = int(np.count_nonzero(keys_W < 0))
         stats.active_keys = np.array(sorted(keys_W.tolist()), dtype=np.int64)
         stats.active_contacts = int(stats.active_keys.size)
+        stats.observation = collisions.rows if collisions is not None else None
         return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
                            residual=out.log.residuals[-1], log=out.log), stats
 

@@ -73,6 +73,7 @@ class StepInfo(ContactDiagnostics):
     wall_time : float, seconds spent in the step
     substeps : int, steps of size dt/2^k that made it (1 unless a failed contact step was split;
         ``Stepper.max_substep_depth``)
+    membrane_relaxed : bool, the membrane relaxation ran and was kept (``Stepper.membrane_relaxation``)
     warnings : list of str
     (and the contact fields of :class:`ContactDiagnostics`, keyword-only)
     """
@@ -87,6 +88,7 @@ class StepInfo(ContactDiagnostics):
     area_error_max: float = float("nan")
     wall_time: float = 0.0
     substeps: int = 1
+    membrane_relaxed: bool = False
     warnings: list = field(default_factory=list)
 
     def set_contact(self, stats: ContactDiagnostics) -> None:

@@ -32,9 +32,12 @@ __all__ = ["Predictor"]
 
 
 class Predictor:
-    """Implicit-Euler predictor for one model; caches its factorization per dt."""
+    """Implicit-Euler predictor for one model; caches its factorization per dt.
 
-    def __init__(self, model) -> None:
+    ``membrane=False`` leaves the membrane stabilisation out (the stepper then applies it after the
+    projection, ``isocloth.step.membrane_relaxation``)."""
+
+    def __init__(self, model, *, membrane: bool = True) -> None:
         self.model = model
         n = model.node_count
         self._prescribed = np.asarray(model.grasp_nodes, dtype=np.int64)
@@ -56,7 +59,7 @@ class Predictor:
             self._shear = lambda x: shear_force_and_hessian(model.shear_rows, model.area_mass,
                                                             mat.shear_stiffness, x)
         self._membrane = None
-        if mat.membrane_stiffness > 0:
+        if mat.membrane_stiffness > 0 and membrane:
             self._membrane = lambda x: model.membrane.force_and_hessian_blocks(x, mat.membrane_stiffness)
         self._energies = self._shear is not None or self._membrane is not None
         self._gravity = gravity_force(model.area_mass, mat.virtual_density, mat.gravity)

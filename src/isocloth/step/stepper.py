@@ -72,7 +72,8 @@ class Stepper:
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
                  contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1,
                  max_substep_depth: int = 3, divergence_residual: float = 0.5,
-                 contact_free_fast_path: bool = False, max_area_error_jump: float | None = None) -> None:
+                 contact_free_fast_path: bool = False, max_area_error_jump: float | None = None,
+                 membrane_relaxation=None) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
         if int(max_substep_depth) != max_substep_depth or max_substep_depth < 0:
@@ -98,7 +99,10 @@ class Stepper:
             contact_solver = ContactProjection(tolerance=self.solver.tolerance,
                                                max_iterations=self.solver.max_iterations)
         self.contact_solver = contact_solver
-        self.predictor = Predictor(model)
+        if not model.material.membrane_stiffness > 0:
+            membrane_relaxation = None
+        self.membrane_relaxation = membrane_relaxation
+        self.predictor = Predictor(model, membrane=membrane_relaxation is None)
         self.area_diagnostics = area_diagnostics
         self._rest_areas = rest_element_areas(model.mesh)
 
@@ -246,14 +250,22 @@ class Stepper:
         else:
             res = self.project(x0, dt, factor_point=state.factor_point)
         x = res.x
+        relaxed = False
+        if self.membrane_relaxation is not None and res.status is SolveStatus.CONVERGED and np.isfinite(x).all():
+            xr = self.membrane_relaxation.relax(
+                self.model, state.x, x, t_new, dt,
+                collisions=getattr(cstats, "observation", None),
+                active_keys=cstats.active_keys if cstats is not None else None)
+            if xr is not None:
+                x, relaxed = xr, True
         if not np.isfinite(x).all():
             bad = int(np.flatnonzero(~np.isfinite(x).all(1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s; reduce dt or check the scene")
-        v = (x - state.x) / dt  # Algorithm 2, line 26
+        v = (x - state.x) / dt  # Algorithm 2, line 26; includes the membrane relaxation
         new = State(x, v, t_new, state.step_index + 1, factor_point=getattr(res, "factor_point", None))
         info = StepInfo(t=t_new, iterations=res.iterations, residual=res.residual,
                         converged=res.status is SolveStatus.CONVERGED,
-                        factorizations=getattr(res, "factorizations", 0))
+                        factorizations=getattr(res, "factorizations", 0), membrane_relaxed=relaxed)
         if cstats is not None:
             new.contact_keys = cstats.active_keys
             info.set_contact(cstats)

@@ -1,0 +1,191 @@
+"""Membrane relaxation on the constraint manifold: the membrane stabilisation applied after the
+projection instead of in the predictor.
+
+Why. The membrane stabilisation (``isocloth.fem.membrane``) penalises element metric patterns that
+the nodal inextensibility rows (thesis eq. 2.12–2.15) cannot see. Taken in the predictor, its force
+and the projection work against each other wherever the rows and the contacts force membrane
+strain (a garment crumpling on a table, a sheet twisted by its held corners): the predictor lowers
+the strain, the mass-metric projection puts it back, and the next predictor turns it into speed. At
+k_m = 1000 N/m ``shorts-fold`` and ``twist`` diverged that way (docs/design/membrane.md).
+
+What. After the (contact) projection has converged to φ_p, a few QPs move the cloth *along* the
+constraint set to lower the membrane energy W (Green strain, eq. in ``isocloth.fem.membrane``):
+
+    sweep k:  min ½ δᵀ D δ − dt² f_W(φ_k)ᵀ δ
+              s.t. C(φ_k) + ∇C δ = 0  (inextensibility rows, thesis eq. 2.15–2.16, linearised),
+                   H(φ_k) + ∇H δ ≥ 0  (obstacle contacts at φ_k and the step's collision rows,
+                                        seed 000 eq. 5),
+
+with f_W = −∇W and D = (ρ + dt α) M + dt² diag(Σ_j |H_W,ij|) (a Gershgorin bound of the Gauss–Newton
+Hessian H_W, so every sweep lowers the quadratic model of W; D is diagonal, which the active-set
+solver needs). ``sweeps`` such QPs are followed by ``restore`` QPs with f = 0 and D = M that bring
+the rows back to the tolerance (they drift at second order). Rigid motions have f_W = 0 and are
+untouched; the velocity of the step, (φ − φⁿ)/dt, includes the relaxation, as in strain limiting.
+
+It is a relaxation, not an energy-consistent integration: each sweep only sees its own increment
+(adding the inertia term −M(φ_k − φ_p) to the linear term, i.e. a Jacobi-preconditioned SQP of
+½‖φ − φ_p‖²_M + dt² W, made ``twist`` diverge at t ≈ 2.1 s where the relaxation alone ran through).
+
+Every QP re-detects Collisions_ω(φⁿ → φ_k) and adds the new pairs to the step's observation set, as
+the contact projection does (thesis Algorithm 2, line 12), so the relaxation keeps the thickness τ0.
+Safeguards: the result is kept only if the rows hold to the tolerance, no obstacle contact and no
+collision row is violated beyond ε1 and no pair crosses on the motion φⁿ → φ (ω = 0 check of the
+collision detector); otherwise φ_p is kept (``StepInfo.membrane_relaxed`` = False).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
+from isocloth.contact.rows import ContactRows
+from isocloth.contact.self_collision import CollisionRows, CollisionSet
+from isocloth.solvers.active_set import SolverActiveSet
+
+__all__ = ["MembraneRelaxation"]
+
+
+@dataclass
+class MembraneRelaxation:
+    """Relaxation of the membrane strain along the constraint and contact set (see module docstring).
+
+    Parameters
+    ----------
+    sweeps : int, QPs that lower the membrane energy (≥ 1; 4 by default)
+    restore : int, QPs that then restore the rows (≥ 1; 2 by default)
+    tolerance : float, relative row residual the result must meet (as ``SolverProjection``)
+    penetration_tolerance : float [m], ε1: largest obstacle penetration accepted
+    margin : float [m], obstacle contact detection distance (as ``ContactProjection.margin``)
+    face_midpoints : bool, also keep the face-centroid obstacle rows (``ContactProjection``)
+    qp_solver : SolverActiveSet
+
+    Raises
+    ------
+    ValueError
+        For sweeps or restore < 1 or a non-positive tolerance.
+    """
+
+    sweeps: int = 4
+    restore: int = 2
+    tolerance: float = 1e-3
+    penetration_tolerance: float = 1e-4
+    margin: float = 0.01
+    face_midpoints: bool = False
+    qp_solver: SolverActiveSet | None = None
+
+    def __post_init__(self):
+        if int(self.sweeps) != self.sweeps or self.sweeps < 1:
+            raise ValueError(f"sweeps must be an integer >= 1, got {self.sweeps}")
+        if int(self.restore) != self.restore or self.restore < 1:
+            raise ValueError(f"restore must be an integer >= 1, got {self.restore}")
+        if not self.tolerance > 0:
+            raise ValueError(f"tolerance must be > 0, got {self.tolerance}")
+        if self.qp_solver is None:
+            self.qp_solver = SolverActiveSet()
+
+    def _rows(self, model, x: np.ndarray, t: float, collisions: CollisionRows | None):
+        """(ContactRows, A_I (m, 3n) csr) of the inequality rows at x."""
+        n = x.shape[0]
+        free_mask = model.inverse_masses > 0
+        contacts = detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask))
+        weighted = collisions if collisions is not None and collisions.count else None
+        if self.face_midpoints and model.obstacles:
+            mid = detect_midpoint_contacts(model.obstacles, x, t, self.margin, mesh_faces(model.mesh), free_mask)
+            if mid.count:
+                weighted = mid if weighted is None else CollisionRows.concatenate([weighted, mid])
+        R = ContactRows.build(contacts, weighted, x)
+        A_I = contacts.jacobian(n)
+        if weighted is not None:
+            A_I = sp.vstack([A_I, weighted.jacobian(n)], format="csr")
+        return R, A_I
+
+    def relax(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
+              collisions: CollisionRows | None = None, active_keys: np.ndarray | None = None) -> np.ndarray | None:
+        """Relaxed positions (n, 3) float64 [m], or None when a safeguard rejects them.
+
+        Parameters
+        ----------
+        model : ClothModel with ``material.membrane_stiffness`` > 0
+        x_prev : (n, 3) float64 [m], φⁿ (start of the step, for the crossing check)
+        x : (n, 3) float64 [m], φ_p, the converged projection at t
+        t, dt : float [s], end time and size of the step
+        collisions : CollisionRows of the step's observation set (frozen normals and weights), optional
+        active_keys : (k,) int64, row keys of the projection's final working set (warm start)
+
+        Raises
+        ------
+        ValueError
+            If the model has no membrane stiffness.
+        """
+        k_m = model.material.membrane_stiffness
+        if not k_m > 0:
+            raise ValueError("membrane relaxation needs cloth.membrane_stiffness > 0")
+        mem, cons, rows = model.membrane, model.constraints, model.active_rows
+        n = x.shape[0]
+        free3 = np.repeat(model.inverse_masses > 0, 3)
+        mat = model.material
+        m3 = np.repeat(model.area_mass * (mat.rho + dt * mat.alpha), 3)
+        keys_W = np.zeros(0, np.int64) if active_keys is None else np.asarray(active_keys, np.int64)
+        det = model.collision_detector
+        observed = CollisionSet()
+        if collisions is not None:
+            observed.add(collisions)
+        xk = np.array(x, dtype=np.float64, copy=True)
+        for k in range(self.sweeps + self.restore):
+            if det is not None and k > 0:
+                self._detect(model, det, x_prev, xk, t, dt, observed)
+            C, J = cons.value_and_jacobian(xk)
+            R, A_I = self._rows(model, xk, t, observed.rows if det is not None else collisions)
+            if k < self.sweeps:
+                # Gershgorin bound of the Gauss–Newton Hessian: D ≥ (ρ + dt α) M + dt² H_W
+                H = mem.gauss_newton_hessian(xk, k_m)
+                D = m3 + dt * dt * np.asarray(abs(H).sum(axis=1)).ravel()
+                f = dt * dt * mem.force(xk, k_m).ravel()
+            else:
+                D, f = m3, np.zeros(3 * n)
+            w3 = np.where(free3, 1.0 / D, 0.0)
+            working = np.flatnonzero(np.isin(R.keys, keys_W))
+            qp = self.qp_solver.solve_qp(w3, f, J[rows], C[rows], A_I, R.gap, working)
+            xk = xk + qp.dx.reshape(n, 3)
+            keys_W = R.keys[qp.working]
+        if det is not None:
+            self._detect(model, det, x_prev, xk, t, dt, observed)
+        return xk if self._accept(model, x_prev, xk, t, dt, observed.rows if det is not None else None) else None
+
+    def _detect(self, model, det, x_prev, x, t, dt, observed: CollisionSet) -> None:
+        """Add Collisions_ω(φⁿ → x) to ``observed`` (as the contact projection does at every iteration,
+        thesis Algorithm 2 line 12): pairs the relaxation brings within the thickness get their rows."""
+        cand = det.broad_phase(x_prev, x, omega=float(model.self_collision.omega), t_prev=t - dt, t=t)
+        new = det.narrow_phase(cand, omega=float(model.self_collision.omega))
+        if new.count:
+            new = new.take(new.movable(model.inverse_masses > 0))
+        if new.count:
+            observed.add(new, replace=new.gap < -self.penetration_tolerance)
+
+    def _accept(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
+                collisions: CollisionRows | None) -> bool:
+        """Rows within the tolerance, no obstacle penetration and no collision row (thickness τ0)
+        violated beyond ε1, no crossing on x_prev → x."""
+        cons, rows = model.constraints, model.active_rows
+        if not np.isfinite(x).all():
+            return False
+        if rows.size and float(np.max(np.abs(cons.value(x)[rows]) / cons.scale[rows])) > self.tolerance:
+            return False
+        free_mask = model.inverse_masses > 0
+        if model.obstacles:
+            gap = detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask)).gap
+            if gap.size and gap.min() < -self.penetration_tolerance:
+                return False
+        if collisions is not None and collisions.count:
+            if collisions.values(x).min() < -self.penetration_tolerance:
+                return False
+        det = model.collision_detector
+        if det is not None:
+            cand = det.broad_phase(x_prev, x, omega=0.0, t_prev=t - dt, t=t)
+            crossing = det.narrow_phase(cand, omega=0.0, proximity=False)
+            if crossing.count and np.any(crossing.movable(free_mask)):
+                return False
+        return True

@@ -1,0 +1,123 @@
+"""Membrane relaxation along the constraint and contact set (isocloth.step.membrane_relaxation)."""
+
+import numpy as np
+import pytest
+
+from isocloth.contact.obstacles.sphere import ObstacleSphere
+from isocloth.mesh.generators import rectangle
+from isocloth.model import Material, ModelBuilder
+from isocloth.scenes.loader import SceneError, load_scene
+from isocloth.solvers.projection import SolverProjection
+from isocloth.state import State
+from isocloth.step import Stepper
+from isocloth.step.membrane_relaxation import MembraneRelaxation
+
+K_M = 1000.0  # N/m
+R_SPHERE = 0.1  # m
+
+
+def _model(width=0.3, obstacle=None, k_m=K_M):
+    b = ModelBuilder().set_cloth(rectangle(width, width, 7, 7, plane="xy"),
+                                 Material(rho=0.1, membrane_stiffness=k_m))
+    if obstacle is not None:
+        b.add_obstacle(obstacle)
+    return b.finalize()
+
+
+def _residual(model, x):
+    cons, rows = model.constraints, model.active_rows
+    return float(np.max(np.abs(cons.value(x)[rows]) / cons.scale[rows]))
+
+
+def _on_sphere(model):
+    """The flat 12 cm sheet lifted vertically onto the sphere |x| = R: stretched (arc > chord), so the
+    membrane force pulls it into the sphere."""
+    x = model.initial_positions.copy()
+    x[:, 2] = np.sqrt(R_SPHERE ** 2 - x[:, 0] ** 2 - x[:, 1] ** 2)
+    return x
+
+
+def test_relaxation_lowers_the_membrane_energy_and_keeps_the_rows():
+    m = _model()
+    rng = np.random.default_rng(0)
+    xs = m.initial_positions.copy()
+    xs[:, :2] += 0.004 * rng.standard_normal((m.node_count, 2))
+    xp = SolverProjection(tolerance=1e-6).solve(xs, m.inverse_masses, m.constraints, m.active_rows).x
+    W_p = m.membrane.energy(xp, K_M)
+    assert W_p > 1e-6  # the rows hold, the elements are strained (the patterns the rows cannot see)
+    xr = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01)
+    assert xr is not None
+    assert m.membrane.energy(xr, K_M) < 1e-2 * W_p
+    assert _residual(m, xr) <= 1e-3
+
+
+def test_rigid_motions_are_not_moved():
+    m = _model()
+    c, s = np.cos(0.3), np.sin(0.3)
+    Q = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]) @ np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
+    x = m.initial_positions @ Q.T + np.array([0.1, 0.2, 0.3])
+    xr = MembraneRelaxation().relax(m, x, x, 0.01, 0.01)
+    np.testing.assert_allclose(xr, x, rtol=0, atol=1e-12)
+
+
+def test_relaxation_keeps_obstacle_contacts():
+    ms = _model(0.12, ObstacleSphere(center=(0.0, 0.0, 0.0), radius=R_SPHERE))
+    x = _on_sphere(ms)
+    xr = MembraneRelaxation().relax(ms, x, x, 0.01, 0.01)
+    assert xr is not None
+    assert (np.linalg.norm(xr, axis=1) - R_SPHERE).min() >= -1e-4  # ε1
+    assert ms.membrane.energy(xr, K_M) < 0.01 * ms.membrane.energy(x, K_M)
+    # without the sphere the same relaxation pulls the sheet 1 cm into where the sphere is
+    free = _model(0.12)
+    xf = MembraneRelaxation().relax(free, x, x, 0.01, 0.01)
+    assert (np.linalg.norm(xf, axis=1) - R_SPHERE).min() < -5e-3
+
+
+def test_a_result_that_misses_the_tolerance_is_rejected():
+    ms = _model(0.12, ObstacleSphere(center=(0.0, 0.0, 0.0), radius=R_SPHERE))
+    x = _on_sphere(ms)
+    assert MembraneRelaxation(tolerance=1e-14, restore=1).relax(ms, x, x, 0.01, 0.01) is None
+
+
+def test_bad_settings_raise():
+    with pytest.raises(ValueError, match="sweeps"):
+        MembraneRelaxation(sweeps=0)
+    with pytest.raises(ValueError, match="restore"):
+        MembraneRelaxation(restore=0)
+    m0 = _model(k_m=0.0)
+    x = m0.initial_positions
+    with pytest.raises(ValueError, match="membrane_stiffness"):
+        MembraneRelaxation().relax(m0, x, x, 0.01, 0.01)
+
+
+def test_stepper_relaxes_after_the_projection_and_the_velocity_includes_it():
+    ms = _model(0.12, ObstacleSphere(center=(0.0, 0.0, 0.0), radius=R_SPHERE))
+    x = _on_sphere(ms)
+    state = State(x, np.zeros_like(x), 0.0, 0)
+    st = Stepper(ms, dt=0.01, membrane_relaxation=MembraneRelaxation())
+    new, info = st.step(state)
+    assert info.converged and info.membrane_relaxed
+    np.testing.assert_allclose(new.v, (new.x - x) / 0.01, rtol=0, atol=1e-12)
+    assert (np.linalg.norm(new.x, axis=1) - R_SPHERE).min() >= -1e-4
+    assert _residual(ms, new.x) <= 1e-3
+    # the predictor no longer takes the membrane force: it predicts what the k_m = 0 model does
+    m0 = _model(0.12, ObstacleSphere(center=(0.0, 0.0, 0.0), radius=R_SPHERE), k_m=0.0)
+    ctl = ms.control(0.01)
+    np.testing.assert_array_equal(st.predict(state, ctl, 0.01), Stepper(m0, dt=0.01).predict(state, ctl, 0.01))
+    assert np.abs(Stepper(ms, dt=0.01).predict(state, ctl, 0.01) - st.predict(state, ctl, 0.01)).max() > 1e-4
+
+
+def test_stepper_ignores_the_relaxation_without_membrane_stiffness():
+    m0 = _model(k_m=0.0)
+    st = Stepper(m0, dt=0.01, membrane_relaxation=MembraneRelaxation())
+    assert st.membrane_relaxation is None
+    _, info = st.step(m0.initial_state())
+    assert not info.membrane_relaxed
+
+
+def test_scene_option_selects_the_coupling():
+    tw = load_scene("twist", ["output.video='none'"])
+    assert tw.stepper.membrane_relaxation is not None and tw.stepper.membrane_relaxation.sweeps == 1
+    assert load_scene("hit-a2", ["output.video='none'"]).stepper.membrane_relaxation is None
+    with pytest.raises(SceneError, match="membrane_coupling"):
+        load_scene("twist", ["simulation.membrane_coupling='solver'"])
