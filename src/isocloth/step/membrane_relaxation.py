@@ -172,7 +172,7 @@ class MembraneRelaxation:
         cons, rows = model.constraints, model.active_rows
         if not np.isfinite(x).all():
             return False
-        if rows.size and float(np.max(np.abs(cons.value(x)[rows]) / cons.scale[rows])) > self.tolerance:
+        if cons.relative_residual(cons.value(x), rows) > self.tolerance:
             return False
         free_mask = model.inverse_masses > 0
         if model.obstacles:

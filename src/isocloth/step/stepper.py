@@ -266,6 +266,9 @@ class Stepper:
         info = StepInfo(t=t_new, iterations=res.iterations, residual=res.residual,
                         converged=res.status is SolveStatus.CONVERGED,
                         factorizations=getattr(res, "factorizations", 0), membrane_relaxed=relaxed)
+        if relaxed:  # the residual of the returned positions (the relaxation kept it within the tolerance)
+            m = self.model
+            info.residual = m.constraints.relative_residual(m.constraints.value(x), m.active_rows)
         if cstats is not None:
             new.contact_keys = cstats.active_keys
             info.set_contact(cstats)
