@@ -22,15 +22,15 @@ pytestmark = pytest.mark.slow
 # crumpling than the 11 × 11 sheet can fold; without the stabilisation median 15 %, total 6.4–10.5 % (noise seeds
 # 0, 1), and with k_m ≥ 300 N/m in the predictor its steps stop converging. It uses the membrane relaxation after
 # the projection (simulation.membrane_coupling, docs/design/membrane.md; 2026-11-25, seeds 0–5, 1 sweep): median
-# 5.8–8.3 %, largest 8.1–12.6 %, total 3.1–6.9 % — far from issue 2's 0.5 % total, hence its own total bound
+# 5.7–9.9 %, largest 9.7–13.4 %, total 4.0–7.5 % — far from issue 2's 0.5 % total, hence its own total bound
 # (without the relaxation the median bound fails).
 # drop-fold over noise seeds 0–6 (2026-11-25; seed 1 is the scene's): largest 0.4–2.5 %, median 0.26–1.24 %, total
 # ≤ 0.12 %, chatter ≤ 1; seeds 0, 4 and 6 barely fold (0–16 contact steps). The bounds cover every realisation
 # measured, so a harmless change of rounding (a new trajectory) keeps them; seed 1's own 2.0 %/1.0 % bounds did not
 # hold for seeds 2 and 4.
 AREA_BOUNDS = {"drop-fold": 0.03, "hit-a2": 0.04, "twist": 0.15}
-MEDIAN_BOUNDS = {"drop-fold": 0.015, "hit-a2": 0.01, "twist": 0.10}
-TOTAL_BOUNDS = {"drop-fold": 0.005, "hit-a2": 0.005, "twist": 0.08}  # 0.005: core criterion of issue 2
+MEDIAN_BOUNDS = {"drop-fold": 0.015, "hit-a2": 0.01, "twist": 0.11}
+TOTAL_BOUNDS = {"drop-fold": 0.005, "hit-a2": 0.005, "twist": 0.09}  # 0.005: core criterion of issue 2
 
 
 def _chatter(mean, in_contact, jump=0.005):

@@ -3,6 +3,8 @@
 import numpy as np
 import pytest
 
+from isocloth.contact.contacts import detect_contacts
+from isocloth.contact.obstacles import ObstaclePlane, ObstaclePolyline
 from isocloth.contact.obstacles.sphere import ObstacleSphere
 from isocloth.mesh.generators import rectangle
 from isocloth.model import Material, ModelBuilder
@@ -44,8 +46,9 @@ def test_relaxation_lowers_the_membrane_energy_and_keeps_the_rows():
     xp = SolverProjection(tolerance=1e-6).solve(xs, m.inverse_masses, m.constraints, m.active_rows).x
     W_p = m.membrane.energy(xp, K_M)
     assert W_p > 1e-6  # the rows hold, the elements are strained (the patterns the rows cannot see)
-    xr = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01)
-    assert xr is not None
+    res = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01)
+    assert res.accepted and res.reason == ""
+    xr = res.x
     assert m.membrane.energy(xr, K_M) < 1e-2 * W_p
     assert _residual(m, xr) <= 1e-3
 
@@ -55,34 +58,95 @@ def test_rigid_motions_are_not_moved():
     c, s = np.cos(0.3), np.sin(0.3)
     Q = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]]) @ np.array([[1, 0, 0], [0, c, -s], [0, s, c]])
     x = m.initial_positions @ Q.T + np.array([0.1, 0.2, 0.3])
-    xr = MembraneRelaxation().relax(m, x, x, 0.01, 0.01)
+    xr = MembraneRelaxation().relax(m, x, x, 0.01, 0.01).x
     np.testing.assert_allclose(xr, x, rtol=0, atol=1e-12)
 
 
 def test_relaxation_keeps_obstacle_contacts():
     ms = _model(0.12, ObstacleSphere(center=(0.0, 0.0, 0.0), radius=R_SPHERE))
     x = _on_sphere(ms)
-    xr = MembraneRelaxation().relax(ms, x, x, 0.01, 0.01)
-    assert xr is not None
+    res = MembraneRelaxation().relax(ms, x, x, 0.01, 0.01)
+    assert res.accepted
+    xr = res.x
     assert (np.linalg.norm(xr, axis=1) - R_SPHERE).min() >= -1e-4  # ε1
     assert ms.membrane.energy(xr, K_M) < 0.01 * ms.membrane.energy(x, K_M)
     # without the sphere the same relaxation pulls the sheet 1 cm into where the sphere is
     free = _model(0.12)
-    xf = MembraneRelaxation().relax(free, x, x, 0.01, 0.01)
+    xf = MembraneRelaxation().relax(free, x, x, 0.01, 0.01).x
     assert (np.linalg.norm(xf, axis=1) - R_SPHERE).min() < -5e-3
 
 
 def test_a_result_that_misses_the_tolerance_is_rejected():
     ms = _model(0.12, ObstacleSphere(center=(0.0, 0.0, 0.0), radius=R_SPHERE))
     x = _on_sphere(ms)
-    assert MembraneRelaxation(tolerance=1e-14, restore=1).relax(ms, x, x, 0.01, 0.01) is None
+    res = MembraneRelaxation(tolerance=1e-14, max_restore=1).relax(ms, x, x, 0.01, 0.01)
+    assert not res.accepted and "tolerance" in res.reason
+    assert res.x is x  # the projection's positions are kept
+    # through the stepper: the step keeps the projection, says so, and still converges
+    st = Stepper(ms, dt=0.01, membrane_relaxation=MembraneRelaxation(tolerance=1e-14, max_restore=1))
+    new, info = st.step(State(x, np.zeros_like(x), 0.0, 0))
+    assert info.converged and not info.membrane_relaxed
+    assert any(w.startswith("membrane relaxation rejected") for w in info.warnings)
+
+
+def _strained_flat_sheet(model):
+    """Rest sheet at z = 0 with an in-plane pattern, projected onto the rows (they hold to 1e-6, the
+    elements stay strained)."""
+    rng = np.random.default_rng(0)
+    xs = model.initial_positions.copy()
+    xs[:, :2] += 0.004 * rng.standard_normal((model.node_count, 2)) * (model.inverse_masses > 0)[:, None]
+    return SolverProjection(tolerance=1e-6).solve(xs, model.inverse_masses, model.constraints, model.active_rows).x
+
+
+@pytest.mark.parametrize("mu", [0.0, 2.0])
+def test_friction_holds_contact_nodes_in_the_working_set(mu):
+    """A strained sheet lying on a plane: with μ > 0 the nodes of the projection's working-set
+    contacts stay put (friction holds them; without that a strained tablecloth on a μ = 2 table
+    crept 6.9 mm in 0.8 s), with μ = 0 they slide and the strain relaxes."""
+    m = _model(obstacle=ObstaclePlane(mu=mu))
+    xp = _strained_flat_sheet(m)
+    keys = detect_contacts(m.obstacles, xp, 0.01, 0.01).keys()
+    assert keys.size == m.node_count  # every node lies on the plane
+    res = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01, active_keys=keys)
+    assert res.accepted
+    W_p, W_r = m.membrane.energy(xp, K_M), m.membrane.energy(res.x, K_M)
+    if mu > 0:
+        assert np.abs(res.x - xp).max() == 0.0 and W_r == W_p
+    else:
+        assert W_r < 1e-2 * W_p and np.abs(res.x[:, 2]).max() <= 1e-4
+
+
+def test_grasped_nodes_do_not_move():
+    b = ModelBuilder().set_cloth(rectangle(0.3, 0.3, 7, 7, plane="xy"), Material(rho=0.1, membrane_stiffness=K_M))
+    b.add_grasp([0, 6])
+    m = b.finalize()
+    xp = _strained_flat_sheet(m)
+    res = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01)
+    assert res.accepted and np.abs(res.x - xp).max() > 1e-6
+    np.testing.assert_array_equal(res.x[[0, 6]], xp[[0, 6]])
+
+
+def test_a_crossing_motion_is_rejected():
+    """The ω = 0 check on φⁿ → φ: a sheet moved up through a stick 1 cm above it is rejected, the same
+    sheet moved up half way is not."""
+    stick = ObstaclePolyline.stick([0.0, 1.0], [[-0.2, 0.01, 0.01], [-0.2, 0.01, 0.01]],
+                                   [[0.2, 0.01, 0.01], [0.2, 0.01, 0.01]], radius=0.002)
+    m = ModelBuilder().set_cloth(rectangle(0.3, 0.3, 7, 7, plane="xy"),
+                                 Material(rho=0.1, membrane_stiffness=K_M)).add_obstacle(stick).finalize()
+    x0 = m.initial_positions
+    up = np.array([0.0, 0.0, 1.0])
+    relax = MembraneRelaxation()
+    assert "cross" in relax._reject_reason(m, x0, x0 + 0.02 * up, 0.01, 0.01, None)
+    assert relax._reject_reason(m, x0, x0 + 0.004 * up, 0.01, 0.01, None) == ""
 
 
 def test_bad_settings_raise():
     with pytest.raises(ValueError, match="sweeps"):
         MembraneRelaxation(sweeps=0)
-    with pytest.raises(ValueError, match="restore"):
-        MembraneRelaxation(restore=0)
+    with pytest.raises(ValueError, match="max_restore"):
+        MembraneRelaxation(max_restore=0)
+    with pytest.raises(ValueError, match="margin"):
+        MembraneRelaxation(margin=0.0)
     m0 = _model(k_m=0.0)
     x = m0.initial_positions
     with pytest.raises(ValueError, match="membrane_stiffness"):
@@ -121,3 +185,5 @@ def test_scene_option_selects_the_coupling():
     assert load_scene("hit-a2", ["output.video='none'"]).stepper.membrane_relaxation is None
     with pytest.raises(SceneError, match="membrane_coupling"):
         load_scene("twist", ["simulation.membrane_coupling='solver'"])
+    with pytest.raises(SceneError, match="membrane_stiffness > 0"):
+        load_scene("twist", ["cloth.membrane_stiffness=0"])

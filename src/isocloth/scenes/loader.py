@@ -313,6 +313,9 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
                                     face_midpoints=sim.face_midpoint_contacts)
     relaxation = None
     if sim.membrane_coupling == "relaxation":
+        if not model.material.membrane_stiffness > 0:
+            raise SceneError("simulation.membrane_coupling = 'relaxation' needs cloth.membrane_stiffness > 0 "
+                             "(e.g. 1000.0); or drop the option")
         from isocloth.step.membrane_relaxation import MembraneRelaxation
 
         relaxation = MembraneRelaxation(sweeps=sim.membrane_sweeps, tolerance=sim.tolerance,

@@ -18,8 +18,9 @@ constraint set to lower the membrane energy W (Green strain, eq. in ``isocloth.f
 
 with f_W = −∇W and D = (ρ + dt α) M + dt² diag(Σ_j |H_W,ij|) (a Gershgorin bound of the Gauss–Newton
 Hessian H_W, so every sweep lowers the quadratic model of W; D is diagonal, which the active-set
-solver needs). ``sweeps`` such QPs are followed by ``restore`` QPs with f = 0 and D = M that bring
-the rows back to the tolerance (they drift at second order). Rigid motions have f_W = 0 and are
+solver needs). ``sweeps`` such QPs are followed, while the rows are off by more than the tolerance
+(they drift at second order) or an inequality row is violated (pairs detected after the last QP), by
+QPs with f = 0 and D = M that restore them (at most ``max_restore``). Rigid motions have f_W = 0 and are
 untouched; the velocity of the step, (φ − φⁿ)/dt, includes the relaxation, as in strain limiting.
 
 It is a relaxation, not an energy-consistent integration: each sweep only sees its own increment
@@ -28,14 +29,25 @@ It is a relaxation, not an energy-consistent integration: each sweep only sees i
 
 Every QP re-detects Collisions_ω(φⁿ → φ_k) and adds the new pairs to the step's observation set, as
 the contact projection does (thesis Algorithm 2, line 12), so the relaxation keeps the thickness τ0.
-Safeguards: the result is kept only if the rows hold to the tolerance, no obstacle contact and no
+Friction: the nodes of the node–obstacle contacts in the projection's final working set with μ > 0 do
+not move in the sweeps, as if friction held them (it may not: the relaxation does not solve for
+friction): without that a strained tablecloth at rest on a μ = 2 table crept 6.9 mm in 0.8 s. Two
+tangential equality rows per contact instead were met only approximately among the many dependent rows
+(a flat sheet on a μ = 2 plane still moved 2e-5 m, 70 % of its frictionless relaxation). Cloth–cloth
+rows are *not* held: holding their nodes too undid the relaxation in ``twist`` (in-contact median
+element area error 12–18 % over noise seeds 0–5, as without the membrane), so layers in contact may
+slide against each other by the relaxation's displacement (their rows still keep them apart).
+
+Safeguards: the result is kept only if the rows hold to the tolerance after at most ``max_restore``
+restoring QPs, every QP converged, no obstacle contact (face midpoints included) and no
 collision row is violated beyond ε1 and no pair crosses on the motion φⁿ → φ (ω = 0 check of the
-collision detector); otherwise φ_p is kept (``StepInfo.membrane_relaxed`` = False).
+collision detector); otherwise φ_p is kept (``StepInfo.membrane_relaxed`` = False, the reason in
+``StepInfo.warnings``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import scipy.sparse as sp
@@ -45,7 +57,25 @@ from isocloth.contact.rows import ContactRows
 from isocloth.contact.self_collision import CollisionRows, CollisionSet
 from isocloth.solvers.active_set import SolverActiveSet
 
-__all__ = ["MembraneRelaxation"]
+__all__ = ["MembraneRelaxation", "RelaxationResult"]
+
+
+@dataclass
+class RelaxationResult:
+    """Outcome of :meth:`MembraneRelaxation.relax`.
+
+    Attributes
+    ----------
+    x : (n, 3) float64 [m], the relaxed positions, or the input φ_p when rejected
+    accepted : bool
+    reason : str, why it was rejected ("" when accepted)
+    qps : int, QPs solved
+    """
+
+    x: np.ndarray
+    accepted: bool
+    reason: str = ""
+    qps: int = 0
 
 
 @dataclass
@@ -55,9 +85,10 @@ class MembraneRelaxation:
     Parameters
     ----------
     sweeps : int, QPs that lower the membrane energy (≥ 1; 4 by default)
-    restore : int, QPs that then restore the rows (≥ 1; 2 by default)
+    max_restore : int, QPs that then restore the rows, at most (≥ 1; 10 by default): they run only
+        while the relative residual is above the tolerance
     tolerance : float, relative row residual the result must meet (as ``SolverProjection``)
-    penetration_tolerance : float [m], ε1: largest obstacle penetration accepted
+    penetration_tolerance : float [m], ε1: largest obstacle or collision-row violation accepted
     margin : float [m], obstacle contact detection distance (as ``ContactProjection.margin``)
     face_midpoints : bool, also keep the face-centroid obstacle rows (``ContactProjection``)
     qp_solver : SolverActiveSet
@@ -65,26 +96,26 @@ class MembraneRelaxation:
     Raises
     ------
     ValueError
-        For sweeps or restore < 1 or a non-positive tolerance.
+        For sweeps or max_restore < 1, or a non-positive tolerance,
+        penetration tolerance or margin.
     """
 
     sweeps: int = 4
-    restore: int = 2
+    max_restore: int = 10
     tolerance: float = 1e-3
     penetration_tolerance: float = 1e-4
     margin: float = 0.01
     face_midpoints: bool = False
-    qp_solver: SolverActiveSet | None = None
+    qp_solver: SolverActiveSet = field(default_factory=SolverActiveSet)
 
     def __post_init__(self):
-        if int(self.sweeps) != self.sweeps or self.sweeps < 1:
-            raise ValueError(f"sweeps must be an integer >= 1, got {self.sweeps}")
-        if int(self.restore) != self.restore or self.restore < 1:
-            raise ValueError(f"restore must be an integer >= 1, got {self.restore}")
-        if not self.tolerance > 0:
-            raise ValueError(f"tolerance must be > 0, got {self.tolerance}")
-        if self.qp_solver is None:
-            self.qp_solver = SolverActiveSet()
+        for name, low in (("sweeps", 1), ("max_restore", 1)):
+            v = getattr(self, name)
+            if int(v) != v or v < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {v}")
+        for name in ("tolerance", "penetration_tolerance", "margin"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
 
     def _rows(self, model, x: np.ndarray, t: float, collisions: CollisionRows | None):
         """(ContactRows, A_I (m, 3n) csr) of the inequality rows at x."""
@@ -103,17 +134,22 @@ class MembraneRelaxation:
         return R, A_I
 
     def relax(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
-              collisions: CollisionRows | None = None, active_keys: np.ndarray | None = None) -> np.ndarray | None:
-        """Relaxed positions (n, 3) float64 [m], or None when a safeguard rejects them.
+              collisions: CollisionRows | None = None, active_keys: np.ndarray | None = None) -> RelaxationResult:
+        """Relax the membrane strain of the converged projection x.
 
         Parameters
         ----------
         model : ClothModel with ``material.membrane_stiffness`` > 0
-        x_prev : (n, 3) float64 [m], φⁿ (start of the step, for the crossing check)
+        x_prev : (n, 3) float64 [m], φⁿ (start of the step, for collision detection)
         x : (n, 3) float64 [m], φ_p, the converged projection at t
         t, dt : float [s], end time and size of the step
         collisions : CollisionRows of the step's observation set (frozen normals and weights), optional
-        active_keys : (k,) int64, row keys of the projection's final working set (warm start)
+        active_keys : (k,) int64, row keys of the projection's final working set (warm start; their
+            rows with μ > 0 keep their tangential slip during the sweeps)
+
+        Returns
+        -------
+        RelaxationResult (``x`` is φ_p itself when rejected)
 
         Raises
         ------
@@ -129,63 +165,86 @@ class MembraneRelaxation:
         mat = model.material
         m3 = np.repeat(model.area_mass * (mat.rho + dt * mat.alpha), 3)
         keys_W = np.zeros(0, np.int64) if active_keys is None else np.asarray(active_keys, np.int64)
+        # friction holds the nodes of the projection's working-set rows with μ > 0: the sweeps do not move
+        # them (tangential equality rows instead were met only approximately among the dependent rows)
+        held3 = np.zeros(3 * n, dtype=bool)
+        if keys_W.size:
+            R0 = self._rows(model, x, t, collisions)[0]
+            held = np.isin(R0.keys, keys_W) & (R0.mu > 0) & (R0.keys >= 0)  # node–obstacle rows
+            nd, wt = R0.nodes[held], R0.weights[held]
+            held3[(3 * nd[(nd >= 0) & (wt != 0)][:, None] + np.arange(3)).ravel()] = True
         det = model.collision_detector
         observed = CollisionSet()
         if collisions is not None:
             observed.add(collisions)
         xk = np.array(x, dtype=np.float64, copy=True)
-        for k in range(self.sweeps + self.restore):
+        k = 0
+        while True:
             if det is not None and k > 0:
                 self._detect(model, det, x_prev, xk, t, dt, observed)
             C, J = cons.value_and_jacobian(xk)
+            c, A_E = C[rows], J[rows]
             R, A_I = self._rows(model, xk, t, observed.rows if det is not None else collisions)
+            if k >= self.sweeps and cons.relative_residual(C, rows) <= self.tolerance and (
+                    R.count == 0 or R.gap.min() >= -self.penetration_tolerance):
+                break  # rows within the tolerance and no inequality row (new ones included) violated
+            if k >= self.sweeps + self.max_restore:
+                return RelaxationResult(x, False, "rows above the tolerance or inequality rows violated after "
+                                                  "the restore QPs", k)
             if k < self.sweeps:
                 # Gershgorin bound of the Gauss–Newton Hessian: D ≥ (ρ + dt α) M + dt² H_W
                 H = mem.gauss_newton_hessian(xk, k_m)
                 D = m3 + dt * dt * np.asarray(abs(H).sum(axis=1)).ravel()
                 f = dt * dt * mem.force(xk, k_m).ravel()
+                w3 = np.where(free3 & ~held3, 1.0 / D, 0.0)
             else:
-                D, f = m3, np.zeros(3 * n)
-            w3 = np.where(free3, 1.0 / D, 0.0)
+                w3, f = np.where(free3, 1.0 / m3, 0.0), np.zeros(3 * n)
             working = np.flatnonzero(np.isin(R.keys, keys_W))
-            qp = self.qp_solver.solve_qp(w3, f, J[rows], C[rows], A_I, R.gap, working)
+            qp = self.qp_solver.solve_qp(w3, f, A_E, c, A_I, R.gap, working)
+            k += 1
+            if not qp.converged:
+                return RelaxationResult(x, False, "a relaxation QP did not converge", k)
             xk = xk + qp.dx.reshape(n, 3)
             keys_W = R.keys[qp.working]
         if det is not None:
             self._detect(model, det, x_prev, xk, t, dt, observed)
-        return xk if self._accept(model, x_prev, xk, t, dt, observed.rows if det is not None else None) else None
+        reason = self._reject_reason(model, x_prev, xk, t, dt, observed.rows if det is not None else None)
+        return RelaxationResult(x if reason else xk, not reason, reason, k)
 
     def _detect(self, model, det, x_prev, x, t, dt, observed: CollisionSet) -> None:
         """Add Collisions_ω(φⁿ → x) to ``observed`` (as the contact projection does at every iteration,
         thesis Algorithm 2 line 12): pairs the relaxation brings within the thickness get their rows."""
-        cand = det.broad_phase(x_prev, x, omega=float(model.self_collision.omega), t_prev=t - dt, t=t)
-        new = det.narrow_phase(cand, omega=float(model.self_collision.omega))
+        omega = float(model.self_collision.omega)
+        cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t)
+        new = det.narrow_phase(cand, omega=omega)
         if new.count:
             new = new.take(new.movable(model.inverse_masses > 0))
         if new.count:
             observed.add(new, replace=new.gap < -self.penetration_tolerance)
 
-    def _accept(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
-                collisions: CollisionRows | None) -> bool:
-        """Rows within the tolerance, no obstacle penetration and no collision row (thickness τ0)
-        violated beyond ε1, no crossing on x_prev → x."""
-        cons, rows = model.constraints, model.active_rows
+    def _reject_reason(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
+                       collisions: CollisionRows | None) -> str:
+        """"" when x is acceptable, else why not: non-finite, an obstacle contact (face midpoints
+        included) or a collision row (thickness τ0) violated beyond ε1, or a pair crossing on
+        x_prev → x. (The rows' tolerance is checked by the loop.)"""
         if not np.isfinite(x).all():
-            return False
-        if cons.relative_residual(cons.value(x), rows) > self.tolerance:
-            return False
+            return "non-finite positions"
+        eps = self.penetration_tolerance
         free_mask = model.inverse_masses > 0
         if model.obstacles:
             gap = detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask)).gap
-            if gap.size and gap.min() < -self.penetration_tolerance:
-                return False
-        if collisions is not None and collisions.count:
-            if collisions.values(x).min() < -self.penetration_tolerance:
-                return False
+            if gap.size and gap.min() < -eps:
+                return f"obstacle penetration {-gap.min():.3g} m"
+            if self.face_midpoints:
+                mid = detect_midpoint_contacts(model.obstacles, x, t, self.margin, mesh_faces(model.mesh), free_mask)
+                if mid.count and mid.values(x).min() < -eps:
+                    return "face-midpoint obstacle penetration"
+        if collisions is not None and collisions.count and collisions.values(x).min() < -eps:
+            return f"collision row violated by {-collisions.values(x).min():.3g} m"
         det = model.collision_detector
         if det is not None:
             cand = det.broad_phase(x_prev, x, omega=0.0, t_prev=t - dt, t=t)
             crossing = det.narrow_phase(cand, omega=0.0, proximity=False)
             if crossing.count and np.any(crossing.movable(free_mask)):
-                return False
-        return True
+                return f"{int(np.count_nonzero(crossing.movable(free_mask)))} pair(s) cross"
+        return ""

@@ -67,6 +67,14 @@ class Stepper:
         unconverged one (same depth limit; kept whole if a half fails). A fast impact (a stick at
         3 m/s against 7 cm elements) otherwise deforms the elements the stick meets in patterns the
         nodal rows cannot see, for one step. None (default) disables it.
+    membrane_relaxation : MembraneRelaxation, optional
+        Apply the membrane stabilisation (``material.membrane_stiffness`` > 0) after a converged
+        projection, as QPs that lower it along the constraint and contact set
+        (:class:`~isocloth.step.membrane_relaxation.MembraneRelaxation`), instead of in the
+        predictor: for scenes whose held nodes or contacts force membrane strain (a twisted sheet),
+        where the predictor's membrane force and the projection undo each other. A rejected
+        relaxation keeps the projection and adds a warning. None (default): the predictor takes the
+        membrane force. Ignored when k_m = 0 (the scene loader refuses that combination).
     """
 
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
@@ -222,6 +230,7 @@ class Stepper:
         out.substeps = sum(p.substeps for p in parts)
         out.iterations = sum(p.iterations for p in parts) + info.iterations
         out.converged = ok
+        out.membrane_relaxed = all(p.membrane_relaxed for p in parts)
         for f in ("qp_iterations", "constraints_added", "constraints_removed", "factorizations", "updates",
                   "friction_solves", "friction_sweeps", "restarts"):
             setattr(out, f, sum(getattr(p, f) for p in parts) + getattr(info, f))
@@ -250,14 +259,13 @@ class Stepper:
         else:
             res = self.project(x0, dt, factor_point=state.factor_point)
         x = res.x
-        relaxed = False
+        relaxed, rel = False, None
         if self.membrane_relaxation is not None and res.status is SolveStatus.CONVERGED and np.isfinite(x).all():
-            xr = self.membrane_relaxation.relax(
+            rel = self.membrane_relaxation.relax(
                 self.model, state.x, x, t_new, dt,
                 collisions=getattr(cstats, "observation", None),
                 active_keys=cstats.active_keys if cstats is not None else None)
-            if xr is not None:
-                x, relaxed = xr, True
+            x, relaxed = rel.x, rel.accepted
         if not np.isfinite(x).all():
             bad = int(np.flatnonzero(~np.isfinite(x).all(1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s; reduce dt or check the scene")
@@ -269,6 +277,8 @@ class Stepper:
         if relaxed:  # the residual of the returned positions (the relaxation kept it within the tolerance)
             m = self.model
             info.residual = m.constraints.relative_residual(m.constraints.value(x), m.active_rows)
+        elif rel is not None:
+            info.warnings.append(f"membrane relaxation rejected: {rel.reason}")
         if cstats is not None:
             new.contact_keys = cstats.active_keys
             info.set_contact(cstats)
