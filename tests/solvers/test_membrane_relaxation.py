@@ -135,9 +135,8 @@ def test_a_crossing_motion_is_rejected():
                                  Material(rho=0.1, membrane_stiffness=K_M)).add_obstacle(stick).finalize()
     x0 = m.initial_positions
     up = np.array([0.0, 0.0, 1.0])
-    relax = MembraneRelaxation()
-    assert "cross" in relax._reject_reason(m, x0, x0 + 0.02 * up, 0.01, 0.01, None)
-    assert relax._reject_reason(m, x0, x0 + 0.004 * up, 0.01, 0.01, None) == ""
+    assert "cross" in MembraneRelaxation._crossing(m, x0, x0 + 0.02 * up, 0.01, 0.01)
+    assert MembraneRelaxation._crossing(m, x0, x0 + 0.004 * up, 0.01, 0.01) == ""
 
 
 def test_bad_settings_raise():

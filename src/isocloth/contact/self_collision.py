@@ -235,6 +235,28 @@ class CollisionSet:
             self._sorted = self._keys[self._order]
         return int(fresh.sum())
 
+    def observe(self, det: "SelfCollisions", x_prev: np.ndarray, x: np.ndarray, *, omega: float, t_prev: float,
+                t: float, free_mask: np.ndarray, penetration_tolerance: float) -> tuple["Candidates", bool]:
+        """Add Collisions_ω(x_prev → x) found by ``det`` (thesis Algorithm 2, lines 2 and 12).
+
+        Rows acting only on held nodes (``free_mask`` (n,) bool False) are dropped. A pair found
+        again replaces its row only when the row detected now is violated beyond
+        ``penetration_tolerance`` [m]: the earlier row holds at x (it was in the last QP), and
+        replacing rows whose frozen normal and weights move with the iterate made the iteration
+        cycle between two states (docs/design/self-collision.md).
+
+        Returns
+        -------
+        (Candidates of the broad phase, for a later ω = 0 check at x; whether any row was detected)
+        """
+        cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t_prev, t=t)
+        new = det.narrow_phase(cand, omega=omega)
+        if new.count:
+            new = new.take(new.movable(free_mask))
+        if new.count:
+            self.add(new, replace=new.gap < -penetration_tolerance)
+        return cand, bool(new.count)
+
     def clear(self) -> None:
         self.__init__()
 

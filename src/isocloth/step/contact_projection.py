@@ -269,16 +269,9 @@ class ContactProjection:
             cand = None
             if det is not None:
                 # Collisions_ω(φⁿ →Δt φ_j) join the observation set (thesis Algorithm 2, lines 2, 12)
-                cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t)
-                new = det.narrow_phase(cand, omega=omega)
-                if new.count:
-                    new = new.take(new.movable(free_mask))
-                if new.count:
-                    # a pair found again replaces its row only if the row detected now is violated
-                    # beyond ε1: the earlier row holds at φ_j (it was in the last QP), and replacing
-                    # rows whose frozen normal and weights move with the iterate made the
-                    # iteration cycle between two states (docs/design/self-collision.md)
-                    collisions.add(new, replace=new.gap < -self.penetration_tolerance)
+                cand, found = collisions.observe(det, x_prev, x, omega=omega, t_prev=t - dt, t=t, free_mask=free_mask,
+                                                 penetration_tolerance=self.penetration_tolerance)
+                if found:
                     A_coll = None
             weighted = collisions.rows if collisions is not None else None
             if faces is not None:

@@ -38,10 +38,11 @@ rows are *not* held: holding their nodes too undid the relaxation in ``twist`` (
 element area error 12–18 % over noise seeds 0–5, as without the membrane), so layers in contact may
 slide against each other by the relaxation's displacement (their rows still keep them apart).
 
-Safeguards: the result is kept only if the rows hold to the tolerance after at most ``max_restore``
-restoring QPs, every QP converged, no obstacle contact (face midpoints included) and no
-collision row is violated beyond ε1 and no pair crosses on the motion φⁿ → φ (ω = 0 check of the
-collision detector); otherwise φ_p is kept (``StepInfo.membrane_relaxed`` = False, the reason in
+Safeguards: the result is kept only if, after at most ``max_restore`` restoring QPs, the rows hold to
+the tolerance and no obstacle contact (face midpoints included) and no collision row (the pairs
+detected at the result included) is violated beyond ε1, every QP converged, and no pair crosses on the
+motion φⁿ → φ (ω = 0 check of the collision detector on the last detection's candidates); otherwise φ_p
+is kept (``StepInfo.membrane_relaxed`` = False, the reason in
 ``StepInfo.warnings``).
 """
 
@@ -70,12 +71,14 @@ class RelaxationResult:
     accepted : bool
     reason : str, why it was rejected ("" when accepted)
     qps : int, QPs solved
+    residual : float, relative row residual of the relaxed positions (nan when rejected)
     """
 
     x: np.ndarray
     accepted: bool
     reason: str = ""
     qps: int = 0
+    residual: float = float("nan")
 
 
 @dataclass
@@ -165,29 +168,32 @@ class MembraneRelaxation:
         mat = model.material
         m3 = np.repeat(model.area_mass * (mat.rho + dt * mat.alpha), 3)
         keys_W = np.zeros(0, np.int64) if active_keys is None else np.asarray(active_keys, np.int64)
-        # friction holds the nodes of the projection's working-set rows with μ > 0: the sweeps do not move
-        # them (tangential equality rows instead were met only approximately among the dependent rows)
         held3 = np.zeros(3 * n, dtype=bool)
-        if keys_W.size:
-            R0 = self._rows(model, x, t, collisions)[0]
-            held = np.isin(R0.keys, keys_W) & (R0.mu > 0) & (R0.keys >= 0)  # node–obstacle rows
-            nd, wt = R0.nodes[held], R0.weights[held]
-            held3[(3 * nd[(nd >= 0) & (wt != 0)][:, None] + np.arange(3)).ravel()] = True
         det = model.collision_detector
         observed = CollisionSet()
         if collisions is not None:
             observed.add(collisions)
         xk = np.array(x, dtype=np.float64, copy=True)
-        k = 0
+        k, cand = 0, None
         while True:
             if det is not None and k > 0:
-                self._detect(model, det, x_prev, xk, t, dt, observed)
+                cand = self._detect(model, det, x_prev, xk, t, dt, observed)
             C, J = cons.value_and_jacobian(xk)
             c, A_E = C[rows], J[rows]
             R, A_I = self._rows(model, xk, t, observed.rows if det is not None else collisions)
-            if k >= self.sweeps and cons.relative_residual(C, rows) <= self.tolerance and (
+            if k == 0 and keys_W.size:
+                # friction holds the nodes of the projection's working-set node–obstacle rows with μ > 0:
+                # the sweeps do not move them (tangential equality rows instead were met only
+                # approximately among the dependent rows)
+                held = np.isin(R.keys, keys_W) & (R.mu > 0) & (R.keys >= 0)
+                nd, wt = R.nodes[held], R.weights[held]
+                held3[(3 * nd[(nd >= 0) & (wt != 0)][:, None] + np.arange(3)).ravel()] = True
+            residual = cons.relative_residual(C, rows)
+            if k >= self.sweeps and residual <= self.tolerance and (
                     R.count == 0 or R.gap.min() >= -self.penetration_tolerance):
-                break  # rows within the tolerance and no inequality row (new ones included) violated
+                # rows within the tolerance and no inequality row violated: obstacle contacts and face
+                # midpoints at xk, and the collision rows with the pairs detected at xk
+                break
             if k >= self.sweeps + self.max_restore:
                 return RelaxationResult(x, False, "rows above the tolerance or inequality rows violated after "
                                                   "the restore QPs", k)
@@ -206,45 +212,26 @@ class MembraneRelaxation:
                 return RelaxationResult(x, False, "a relaxation QP did not converge", k)
             xk = xk + qp.dx.reshape(n, 3)
             keys_W = R.keys[qp.working]
-        if det is not None:
-            self._detect(model, det, x_prev, xk, t, dt, observed)
-        reason = self._reject_reason(model, x_prev, xk, t, dt, observed.rows if det is not None else None)
-        return RelaxationResult(x if reason else xk, not reason, reason, k)
+        reason = self._crossing(model, x_prev, xk, t, dt, cand)
+        return RelaxationResult(x, False, reason, k) if reason else RelaxationResult(xk, True, "", k, residual)
 
-    def _detect(self, model, det, x_prev, x, t, dt, observed: CollisionSet) -> None:
+    def _detect(self, model, det, x_prev, x, t, dt, observed: CollisionSet):
         """Add Collisions_ω(φⁿ → x) to ``observed`` (as the contact projection does at every iteration,
-        thesis Algorithm 2 line 12): pairs the relaxation brings within the thickness get their rows."""
-        omega = float(model.self_collision.omega)
-        cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t)
-        new = det.narrow_phase(cand, omega=omega)
-        if new.count:
-            new = new.take(new.movable(model.inverse_masses > 0))
-        if new.count:
-            observed.add(new, replace=new.gap < -self.penetration_tolerance)
+        thesis Algorithm 2 line 12): pairs the relaxation brings within the thickness get their rows.
+        Returns the broad-phase candidates (for the ω = 0 check at x)."""
+        return observed.observe(det, x_prev, x, omega=float(model.self_collision.omega), t_prev=t - dt, t=t,
+                                free_mask=model.inverse_masses > 0,
+                                penetration_tolerance=self.penetration_tolerance)[0]
 
-    def _reject_reason(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
-                       collisions: CollisionRows | None) -> str:
-        """"" when x is acceptable, else why not: non-finite, an obstacle contact (face midpoints
-        included) or a collision row (thickness τ0) violated beyond ε1, or a pair crossing on
-        x_prev → x. (The rows' tolerance is checked by the loop.)"""
-        if not np.isfinite(x).all():
-            return "non-finite positions"
-        eps = self.penetration_tolerance
-        free_mask = model.inverse_masses > 0
-        if model.obstacles:
-            gap = detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask)).gap
-            if gap.size and gap.min() < -eps:
-                return f"obstacle penetration {-gap.min():.3g} m"
-            if self.face_midpoints:
-                mid = detect_midpoint_contacts(model.obstacles, x, t, self.margin, mesh_faces(model.mesh), free_mask)
-                if mid.count and mid.values(x).min() < -eps:
-                    return "face-midpoint obstacle penetration"
-        if collisions is not None and collisions.count and collisions.values(x).min() < -eps:
-            return f"collision row violated by {-collisions.values(x).min():.3g} m"
+    @staticmethod
+    def _crossing(model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float, cand=None) -> str:
+        """"" when no pair crosses on the motion x_prev → x (ω = 0 check of the collision detector on
+        ``cand``, the ω-candidates of that motion, or on its own broad phase), else a reason."""
         det = model.collision_detector
-        if det is not None:
+        if det is None:
+            return ""
+        if cand is None:
             cand = det.broad_phase(x_prev, x, omega=0.0, t_prev=t - dt, t=t)
-            crossing = det.narrow_phase(cand, omega=0.0, proximity=False)
-            if crossing.count and np.any(crossing.movable(free_mask)):
-                return f"{int(np.count_nonzero(crossing.movable(free_mask)))} pair(s) cross"
-        return ""
+        crossing = det.narrow_phase(cand, omega=0.0, proximity=False)
+        movable = crossing.movable(model.inverse_masses > 0) if crossing.count else np.zeros(0, dtype=bool)
+        return f"{int(np.count_nonzero(movable))} pair(s) cross" if movable.any() else ""

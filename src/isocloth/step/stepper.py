@@ -275,8 +275,7 @@ class Stepper:
                         converged=res.status is SolveStatus.CONVERGED,
                         factorizations=getattr(res, "factorizations", 0), membrane_relaxed=relaxed)
         if relaxed:  # the residual of the returned positions (the relaxation kept it within the tolerance)
-            m = self.model
-            info.residual = m.constraints.relative_residual(m.constraints.value(x), m.active_rows)
+            info.residual = rel.residual
         elif rel is not None:
             info.warnings.append(f"membrane relaxation rejected: {rel.reason}")
         if cstats is not None:
