@@ -109,7 +109,7 @@ def test_stick_from_csv_with_header_scale_and_start(tmp_path):
     ("times = [0.0, 1.0]\na = [[0, 0, 0]]\nb = [[1, 0, 0], [1, 0, 0]]", "same non-zero length"),
     ("times = [1.0, 0.5]\na = [[0, 0, 0], [0, 0, 0]]\nb = [[1, 0, 0], [1, 0, 0]]", "strictly increasing"),
     ("times = [0.0]\na = [[0, 0, 0]]\nb = [[1, 0, 0]]\nthickness = 0.01",
-     r"obstacles\.0\.stick\.thickness: unknown key"),
+     r"obstacles\.0\.thickness: unknown key; allowed here: name, mu, type, radius"),
     ('times = [0.0]\na = [[0, 0, 0]]\nb = [[1, 0, 0]]\nradius = "2 kg"', "expected a quantity in m"),
 ])
 def test_stick_schema_errors(tmp_path, body, match):

@@ -59,6 +59,26 @@ def test_unknown_key_is_named(tmp_path):
         load_scene_config(p)
 
 
+@pytest.mark.parametrize("override, message", [
+    # the key path as written (no union tags) and the keys allowed at that place
+    ("cloth.mesh.nz=3", "cloth.mesh.nz: unknown key; allowed here: generator, width, height, nx, ny, element, plane"),
+    ('cloth.mesh={ file = "a.obj", merge = 1 }', "cloth.mesh.merge: unknown key; allowed here: file, rest, "
+     "merge_tolerance"),
+    ("grasps.0.trajectory.phase=1", "grasps.0.trajectory.phase: unknown key; allowed here: type, times, points, "
+     "interpolation"),
+    ("simulation.dtt=1", "simulation.dtt: unknown key; allowed here: dt, "),
+    # a mesh table with neither branch's key: one error, not one per branch
+    ("cloth.mesh={ nx = 3 }", "cloth.mesh: a mesh needs either 'generator' (rectangle, irregular, annulus, disk) "
+     "or 'file'"),
+])
+def test_unknown_key_lists_the_allowed_keys(override, message):
+    with pytest.raises(SceneError) as err:
+        load_scene_config("twist", [override])
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2, lines  # the source line and exactly one error
+    assert lines[1].strip().startswith(message), lines
+
+
 def test_units_are_converted_and_wrong_units_rejected(tmp_path):
     cfg, _ = load_scene_config(_write(tmp_path, BASE.format(extra="", dt='"5 ms"')))
     assert cfg.simulation.dt == pytest.approx(0.005)

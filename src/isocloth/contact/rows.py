@@ -25,9 +25,10 @@ from dataclasses import dataclass, fields
 import numpy as np
 import scipy.sparse as sp
 
-from isocloth.contact.contacts import tangent_basis
+from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, tangent_basis
+from isocloth.contact.self_collision import CollisionRows
 
-__all__ = ["ContactRows"]
+__all__ = ["ContactRows", "inequality_rows"]
 
 
 @dataclass
@@ -165,3 +166,43 @@ class ContactRows:
             m = (self.nodes[r] >= 0) & (self.weights[r] != 0.0)
             out.append((self.nodes[r][m].copy(), self.weights[r][m].copy()))
         return out
+
+
+def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: CollisionRows | None = None,
+                    faces: np.ndarray | None = None, collision_jacobian: sp.csr_matrix | None = None):
+    """The inequality rows of a contact QP at the iterate x (thesis §3.4, Algorithm 2): node–obstacle
+    contacts within ``margin`` (thesis §3.2), then the collision rows of the observation set
+    (seed 000 eq. 5) and, when ``faces`` is given, the face-midpoint contacts (thesis Remark 3.2.1).
+
+    Parameters
+    ----------
+    model : ClothModel (obstacles, inverse masses)
+    x : (n, 3) float64 [m], the iterate
+    t : float [s], time of the obstacles' positions
+    margin : float [m], contact detection margin
+    collisions : CollisionRows of the observation set (frozen normals and weights), optional
+    faces : (f, 3|4) int64 faces for the midpoint rows (``mesh_faces``), or None
+    collision_jacobian : (s, 3n) csr of ``collisions`` from an earlier call with the same set, reused
+        when there are no midpoint rows (they change at every iterate)
+
+    Returns
+    -------
+    (ContactRows, A_I (m, 3n) csr, the Jacobian of the weighted rows to pass back next time or None)
+    """
+    n = x.shape[0]
+    free_mask = model.inverse_masses > 0
+    contacts = detect_contacts(model.obstacles, x, t, margin, nodes=np.flatnonzero(free_mask))
+    weighted = collisions if collisions is not None and collisions.count else None
+    if faces is not None:
+        mid = detect_midpoint_contacts(model.obstacles, x, t, margin, faces, free_mask)
+        if mid.count:
+            weighted = mid if weighted is None else CollisionRows.concatenate([weighted, mid])
+            collision_jacobian = None
+    R = ContactRows.build(contacts, weighted, x)
+    A_I = contacts.jacobian(n)
+    if weighted is None:
+        return R, A_I, None
+    if collision_jacobian is None:
+        collision_jacobian = weighted.jacobian(n)
+    A_I = sp.vstack([A_I, collision_jacobian], format="csr") if contacts.count else collision_jacobian
+    return R, A_I, (collision_jacobian if faces is None else None)

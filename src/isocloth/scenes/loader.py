@@ -6,9 +6,11 @@ import tomllib
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from types import UnionType
+from typing import Annotated, Literal, Union, get_args, get_origin
 
 import numpy as np
-from pydantic import ValidationError
+from pydantic import BaseModel, Tag, ValidationError
 
 from isocloth.scenes.schema import MeshFile, SceneConfig
 
@@ -98,14 +100,74 @@ def apply_overrides(data: dict, overrides: list[str] | None) -> dict:
     return data
 
 
+def _unwrap(tp) -> tuple[object, set]:
+    """Strip ``Annotated`` layers and ``None`` from a schema annotation; returns (type, union tags)."""
+    tags = set()
+    while get_origin(tp) is Annotated:
+        tp, *meta = get_args(tp)
+        tags.update(m.tag for m in meta if isinstance(m, Tag))
+    if get_origin(tp) in (Union, UnionType):
+        members = [a for a in get_args(tp) if a is not type(None)]
+        if len(members) == 1:
+            return _unwrap(members[0])
+    return tp, tags
+
+
+def _union_member(tp, part):
+    """The member of a (discriminated) union that a pydantic error location segment names, or None."""
+    for member in get_args(tp):
+        inner, tags = _unwrap(member)
+        if part in tags or getattr(inner, "__name__", None) == part:
+            return member
+        if isinstance(inner, type) and issubclass(inner, BaseModel) and any(
+                get_origin(f.annotation) is Literal and part in get_args(f.annotation)
+                for f in inner.model_fields.values()):
+            return member
+    return None
+
+
+def _schema_path(loc: tuple) -> tuple[list[str], object]:
+    """Walk a pydantic error location through the scene schema.
+
+    Returns the key path as the user writes it (union tags and validator wrappers left out) and the
+    schema type at the end of the location (None where the walk leaves the schema).
+    """
+    tp, shown = SceneConfig, []
+    for part in loc:
+        if isinstance(part, str) and part.startswith(("function-", "tagged-union", "union[")):
+            continue
+        tp, _ = _unwrap(tp)
+        if isinstance(tp, type) and issubclass(tp, BaseModel):
+            shown.append(str(part))
+            field = tp.model_fields.get(part) if isinstance(part, str) else None
+            tp = field.annotation if field is not None else None
+        elif get_origin(tp) in (list, tuple) and isinstance(part, int):
+            shown.append(str(part))
+            tp = get_args(tp)[0]
+        elif get_origin(tp) in (Union, UnionType):
+            member = _union_member(tp, part)
+            if member is None:
+                shown.append(str(part))
+            tp = member
+        else:
+            shown.append(str(part))
+            tp = None
+    return shown, tp
+
+
 def _format_validation(err: ValidationError, source: str) -> str:
     lines = [f"invalid scene {source}:"]
     for e in err.errors():
-        loc = ".".join(str(x) for x in e["loc"] if not str(x).startswith(("function-", "tagged-union")))
+        shown, _ = _schema_path(e["loc"])
         msg = e["msg"]
         if e["type"] == "extra_forbidden":
-            msg = "unknown key (check the spelling; see docs/scenes.md for the allowed keys)"
-        lines.append(f"  {loc}: {msg}")
+            _, parent = _schema_path(e["loc"][:-1])
+            parent, _ = _unwrap(parent)
+            if isinstance(parent, type) and issubclass(parent, BaseModel):
+                msg = f"unknown key; allowed here: {', '.join(parent.model_fields)}"
+            else:
+                msg = "unknown key (check the spelling)"
+        lines.append(f"  {'.'.join(shown)}: {msg}")
     return "\n".join(lines)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, model_validator
+from pydantic import Discriminator, Field, Tag, model_validator
 
 __all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec",
            "SelfCollisionSpec"]
@@ -85,8 +85,19 @@ class Noise(_Strict):
     wavelength: Length = Field(default=0.0, ge=0)
 
 
+def _mesh_kind(value) -> str | None:
+    """Which mesh branch a ``[cloth] mesh`` table belongs to, so that a typo in one branch is not also
+    reported as a mismatch of the other (a generator table has ``generator``, a file table ``file``)."""
+    if isinstance(value, dict):
+        return "generator" if "generator" in value else "file" if "file" in value else None
+    return "file" if isinstance(value, MeshFile) else "generator"
+
+
 class ClothSpec(_Strict):
-    mesh: Union[MeshSpec, MeshFile]
+    mesh: Annotated[Union[Annotated[MeshSpec, Tag("generator")], Annotated[MeshFile, Tag("file")]],
+                    Discriminator(_mesh_kind, custom_error_type="mesh_kind",
+                                  custom_error_message="a mesh needs either 'generator' (rectangle, irregular, "
+                                  "annulus, disk) or 'file'")]
     placement: Placement = Placement()
     noise: Noise | None = None
     fabric: str | None = Field(default=None, description="preset name, see isocloth.model.FABRIC_PRESETS")

@@ -51,10 +51,9 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
-from isocloth.contact.rows import ContactRows
+from isocloth.contact.rows import ContactRows, inequality_rows
 from isocloth.contact.self_collision import CollisionRows, CollisionSet
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
 from isocloth.solvers.friction import FrictionImpulses
@@ -245,7 +244,6 @@ class ContactProjection:
         n = x0.shape[0]
         w = model.inverse_masses
         w3 = np.repeat(w, 3)
-        free_nodes = np.flatnonzero(w > 0)
         free_mask = w > 0
         scale = cons.scale[rows]
         x = np.array(x0, dtype=np.float64, copy=True)
@@ -265,7 +263,6 @@ class ContactProjection:
             A_E = J[rows]
             res = float(np.max(np.abs(c) / scale)) if rows.size else 0.0
             tic = time.perf_counter()
-            contacts = detect_contacts(model.obstacles, x, t, self.margin, nodes=free_nodes)
             cand = None
             if det is not None:
                 # Collisions_ω(φⁿ →Δt φ_j) join the observation set (thesis Algorithm 2, lines 2, 12)
@@ -273,22 +270,13 @@ class ContactProjection:
                                                  penetration_tolerance=self.penetration_tolerance)
                 if found:
                     A_coll = None
-            weighted = collisions.rows if collisions is not None else None
-            if faces is not None:
-                mid = detect_midpoint_contacts(model.obstacles, x, t, self.margin, faces, free_mask)
-                weighted = mid if weighted is None else CollisionRows.concatenate([weighted, mid])
-                A_coll = None  # midpoint rows change at every iteration
+            R, A_I, A_coll = inequality_rows(model, x, t, self.margin, collisions.rows if collisions is not None
+                                             else None, faces, A_coll)
             stats.detection_time += time.perf_counter() - tic
-            R = ContactRows.build(contacts, weighted, x)
             min_gap = float(R.gap.min()) if R.count else np.inf
             log.residuals.append(res)
             keys = R.keys
             working = np.flatnonzero(np.isin(keys, keys_W)) if keys_W.size else np.zeros(0, dtype=np.int64)
-            A_I = contacts.jacobian(n)
-            if R.self_count:
-                if A_coll is None:
-                    A_coll = weighted.jacobian(n)
-                A_I = sp.vstack([A_I, A_coll], format="csr") if contacts.count else A_coll
             factor = None
             f = np.zeros((n, 3))
             settled = True

@@ -40,8 +40,9 @@ slide against each other by the relaxation's displacement (their rows still keep
 
 Safeguards: the result is kept only if, after at most ``max_restore`` restoring QPs, the rows hold to
 the tolerance and no obstacle contact (face midpoints included) and no collision row (the pairs
-detected at the result included) is violated beyond ε1, every QP converged, and no pair crosses on the
-motion φⁿ → φ (ω = 0 check of the collision detector on the last detection's candidates); otherwise φ_p
+detected at the result included) is violated beyond ε1, every QP converged, no pair crosses on the
+motion φⁿ → φ (ω = 0 check of the collision detector on the last detection's candidates) and W(φ) ≤ W(φ_p)
+(the restore QPs, in the mass metric, may undo the sweeps); otherwise φ_p
 is kept (``StepInfo.membrane_relaxed`` = False, the reason in
 ``StepInfo.warnings``).
 """
@@ -51,10 +52,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
-from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
-from isocloth.contact.rows import ContactRows
+from isocloth.contact.contacts import mesh_faces
+from isocloth.contact.rows import inequality_rows
 from isocloth.contact.self_collision import CollisionRows, CollisionSet
 from isocloth.solvers.active_set import SolverActiveSet
 
@@ -120,22 +120,6 @@ class MembraneRelaxation:
             if not getattr(self, name) > 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
 
-    def _rows(self, model, x: np.ndarray, t: float, collisions: CollisionRows | None):
-        """(ContactRows, A_I (m, 3n) csr) of the inequality rows at x."""
-        n = x.shape[0]
-        free_mask = model.inverse_masses > 0
-        contacts = detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask))
-        weighted = collisions if collisions is not None and collisions.count else None
-        if self.face_midpoints and model.obstacles:
-            mid = detect_midpoint_contacts(model.obstacles, x, t, self.margin, mesh_faces(model.mesh), free_mask)
-            if mid.count:
-                weighted = mid if weighted is None else CollisionRows.concatenate([weighted, mid])
-        R = ContactRows.build(contacts, weighted, x)
-        A_I = contacts.jacobian(n)
-        if weighted is not None:
-            A_I = sp.vstack([A_I, weighted.jacobian(n)], format="csr")
-        return R, A_I
-
     def relax(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float,
               collisions: CollisionRows | None = None, active_keys: np.ndarray | None = None) -> RelaxationResult:
         """Relax the membrane strain of the converged projection x.
@@ -173,6 +157,7 @@ class MembraneRelaxation:
         observed = CollisionSet()
         if collisions is not None:
             observed.add(collisions)
+        faces = mesh_faces(model.mesh) if self.face_midpoints and model.obstacles else None
         xk = np.array(x, dtype=np.float64, copy=True)
         k, cand = 0, None
         while True:
@@ -180,7 +165,8 @@ class MembraneRelaxation:
                 cand = self._detect(model, det, x_prev, xk, t, dt, observed)
             C, J = cons.value_and_jacobian(xk)
             c, A_E = C[rows], J[rows]
-            R, A_I = self._rows(model, xk, t, observed.rows if det is not None else collisions)
+            R, A_I, _ = inequality_rows(model, xk, t, self.margin, observed.rows if det is not None else collisions,
+                                        faces)
             if k == 0 and keys_W.size:
                 # friction holds the nodes of the projection's working-set node–obstacle rows with μ > 0:
                 # the sweeps do not move them (tangential equality rows instead were met only
@@ -213,6 +199,12 @@ class MembraneRelaxation:
             xk = xk + qp.dx.reshape(n, 3)
             keys_W = R.keys[qp.working]
         reason = self._crossing(model, x_prev, xk, t, dt, cand)
+        if not reason:
+            # the restore QPs (mass metric, f = 0) may undo the sweeps: a relaxation that does not lower W
+            # is no relaxation, and φ_p is as valid a result
+            W_p, W_r = mem.energy(x, k_m), mem.energy(xk, k_m)
+            if W_r > W_p:
+                reason = f"the membrane energy rose ({W_p:.4g} → {W_r:.4g} J)"
         return RelaxationResult(x, False, reason, k) if reason else RelaxationResult(xk, True, "", k, residual)
 
     def _detect(self, model, det, x_prev, x, t, dt, observed: CollisionSet):
