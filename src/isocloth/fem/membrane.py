@@ -30,6 +30,7 @@ from functools import cached_property
 import numpy as np
 import scipy.sparse as sp
 
+from isocloth.fem._membrane_kernels import force_and_blocks_kernel
 from isocloth.fem.quadrature import reference_element
 from isocloth.mesh.mesh import Mesh
 
@@ -70,12 +71,12 @@ class MembraneOperator:
 
     def force(self, x: np.ndarray, k_m: float) -> np.ndarray:
         """Force −∇W, (n, 3) float64 [N], at positions x (n, 3) [m] for modulus k_m [N/m]."""
-        return self._force(*self.strain(x), k_m)
+        return self._evaluate(x, k_m, blocks=False)[0]
 
     def gauss_newton_hessian(self, x: np.ndarray, k_m: float) -> sp.csr_matrix:
         """k_m Jᵀ J, (3n, 3n) csr [N/m]: the Gauss–Newton Hessian of W at x (n, 3) [m], with J the
         Jacobian of the weighted strains √dA0 (ε11, ε22, √2 ε12). Node-major columns (3i + d)."""
-        return self.assemble(self.hessian_blocks(self.strain(x)[0], k_m))
+        return self.assemble(self._evaluate(x, k_m, blocks=True)[1])
 
     def assemble(self, blocks: np.ndarray) -> sp.csr_matrix:
         """Σ_p of per-point blocks (p, 3k, 3k) on :attr:`block_dofs` as a (3n, 3n) csr matrix."""
@@ -88,9 +89,10 @@ class MembraneOperator:
     def force_and_hessian_blocks(self, x: np.ndarray, k_m: float) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`force` (n, 3) [N] and the Gauss–Newton Hessian as per-point blocks (p, 3k, 3k)
         [N/m] on the coordinates :attr:`block_dofs`, from one strain evaluation at x (n, 3) [m].
-        Summing the blocks into a (3n, 3n) matrix gives :meth:`gauss_newton_hessian`."""
-        t, eps = self.strain(x)
-        return self._force(t, eps, k_m), self.hessian_blocks(t, k_m)
+        Summing the blocks into a (3n, 3n) matrix gives :meth:`gauss_newton_hessian`. The blocks are
+        k_m dA0 Σ_s j_s j_sᵀ with j_s (3k,) the gradients of the strains (ε11, ε22, √2 ε12) with
+        respect to the point's corner coordinates."""
+        return self._evaluate(x, k_m, blocks=True)
 
     @cached_property
     def block_dofs(self) -> np.ndarray:
@@ -99,21 +101,17 @@ class MembraneOperator:
         p, k = self.nodes.shape
         return (3 * self.nodes[:, :, None] + np.arange(3)).reshape(p, 3 * k)
 
-    def hessian_blocks(self, t: np.ndarray, k_m: float) -> np.ndarray:
-        """k_m dA0 Σ_s j_s j_sᵀ per point, (p, 3k, 3k) float64 [N/m], for tangents t (p, 2, 3):
-        j_s (3k,) are the gradients of the strains (ε11, ε22, √2 ε12) with respect to the point's
-        corner coordinates."""
-        D0, D1 = self.D[:, 0, :, None], self.D[:, 1, :, None]
-        t0, t1 = t[:, 0, None, :], t[:, 1, None, :]
-        p, k = self.nodes.shape
-        J = np.stack([D0 * t0, D1 * t1, (D0 * t1 + D1 * t0) / np.sqrt(2.0)], axis=1).reshape(p, 3, 3 * k)
-        return np.matmul(J.transpose(0, 2, 1) * (k_m * self.dA0)[:, None, None], J)
-
-    def _force(self, t: np.ndarray, eps: np.ndarray, k_m: float) -> np.ndarray:
+    def _evaluate(self, x: np.ndarray, k_m: float, blocks: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        # one numba pass over the quadrature points (4–5× faster than the numpy form on 63–225 nodes);
         # ∂W/∂x_i = k_m dA0 Σ_ab ε_ab D_ai t_b
-        g = np.matmul(self.D.transpose(0, 2, 1), np.matmul(eps, t) * (k_m * self.dA0)[:, None, None])
-        n3 = 3 * self.node_count
-        return -np.bincount(self.block_dofs.ravel(), weights=g.ravel(), minlength=n3).reshape(-1, 3)
+        x = np.ascontiguousarray(x, dtype=np.float64)
+        if x.shape != (self.node_count, 3):
+            raise ValueError(f"positions must have shape ({self.node_count}, 3), got {x.shape}")
+        p, k = self.nodes.shape
+        force = np.zeros((self.node_count, 3))
+        out = np.empty((p, 3 * k, 3 * k) if blocks else (0, 0, 0))
+        force_and_blocks_kernel(self.nodes, self.D, self.dA0, x, float(k_m), force, out, blocks)
+        return force, (out if blocks else None)
 
 
 def _points(faces: np.ndarray, rest: np.ndarray, corner_count: int):
