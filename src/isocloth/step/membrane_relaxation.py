@@ -185,9 +185,9 @@ class MembraneRelaxation:
                                                   "the restore QPs", k)
             if k < self.sweeps:
                 # Gershgorin bound of the Gauss–Newton Hessian: D ≥ (ρ + dt α) M + dt² H_W
-                H = mem.gauss_newton_hessian(xk, k_m)
-                D = m3 + dt * dt * np.asarray(abs(H).sum(axis=1)).ravel()
-                f = dt * dt * mem.force(xk, k_m).ravel()
+                f_W, blocks = mem.force_and_hessian_blocks(xk, k_m)  # one strain evaluation for both
+                D = m3 + dt * dt * np.asarray(abs(mem.assemble(blocks)).sum(axis=1)).ravel()
+                f = dt * dt * f_W.ravel()
                 w3 = np.where(free3 & ~held3, 1.0 / D, 0.0)
             else:
                 w3, f = np.where(free3, 1.0 / m3, 0.0), np.zeros(3 * n)
