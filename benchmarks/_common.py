@@ -161,16 +161,24 @@ class EdgeStretch:
 # "before" reproduces the solver as it was before factor reuse (commit a2f9d68): a new
 # factorization every iteration, CHOLMOD choosing mode and ordering, strictly monotone line
 # search -- bit for bit (checked on the 8x8 dense and 20x20 sparse sheets).
+# "sub2"/"sub4"/"sub8": the default solver with 2 / 4 / 8 equal sub-steps per step (``Stepper.substeps``; the
+# key "substeps" is a Stepper option, not a SolverProjection one).
 STRATEGIES = {
     "new": {},
     "before": {"reuse_factor": False, "merit_growth": 1.0, "cholmod_mode": "cholmod", "ordering": "default"},
+    "sub2": {"substeps": 2},
+    "sub4": {"substeps": 4},
+    "sub8": {"substeps": 8},
 }
 
 
 def use_strategy(stepper, strategy: str):
     """Replace the stepper's SolverProjection by one with ``STRATEGIES[strategy]`` (same tolerance,
-    iteration cap and metric choice); returns the stepper."""
+    iteration cap and metric choice) and set its sub-steps (1 unless the strategy says); returns
+    the stepper."""
     from dataclasses import replace
 
-    stepper.solver = replace(stepper.solver, **STRATEGIES[strategy])
+    opts = dict(STRATEGIES[strategy])
+    stepper.substeps = int(opts.pop("substeps", 1))
+    stepper.solver = replace(stepper.solver, **opts)
     return stepper

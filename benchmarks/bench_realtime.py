@@ -19,10 +19,13 @@ Strategies (``_common.STRATEGIES``), each scene run with both in the same proces
 new     the default SolverProjection (factor reuse / chord steps, nested-dissection ordering,
         simplicial CHOLMOD below 3000 rows, non-monotone line search);
 before  the solver as it was before (a factorization per iteration, CHOLMOD's own mode and
-        ordering, monotone line search) -- bit-identical to commit a2f9d68.
-The speed-up columns are before / new of the same run.
+        ordering, monotone line search) -- bit-identical to commit a2f9d68;
+sub2, sub4  "new" with 2 / 4 equal sub-steps per step (``Stepper.substeps``): the step is still dt
+        (same frames, same control rate), the solver steps dt/2 or dt/4.
+The speed-up columns are before / new and new / subK of the same run. Sub-steps are a different
+time discretisation (implicit Euler damps less at the shorter step), not the same trajectory faster.
 
-Usage: python benchmarks/bench_realtime.py [--quick] [--only NAME ...] [--strategies new before]
+Usage: python benchmarks/bench_realtime.py [--quick] [--only NAME ...] [--strategies new before sub4]
        [--blas-threads N] [--json out.json]
 """
 
@@ -129,6 +132,7 @@ def fmt_dt(dt):
 
 def print_tables(rows) -> None:
     print("\n### Measured (this machine)\n")
+    print("(iterations and factorizations are per step of dt, summed over its sub-steps)\n")
     print("| scene | strategy | nodes | constraints (enforced/total) | dt [s] | sim [s] | mean it/step (max) "
           "| factorizations/step | max residual | peak edge stretch % | ms/step (median, p99) | real-time factor "
           "| CPU ms/step | RTF by CPU time | setup [s] |")
@@ -143,14 +147,17 @@ def print_tables(rows) -> None:
     print("\n(real-time factor = simulated s / wall s in Stepper.step; 'by CPU time' uses this process's CPU time "
           "instead, which approximates an idle machine when other processes compete for the cores)")
     by = {(r["scene"], r["strategy"]): r for r in rows}
+    # (slower, faster) pairs of the same scene: before → new, and new → each sub-step strategy
     pairs = [(by[(sc, "before")], by[(sc, "new")]) for sc, stg in by if stg == "new" and (sc, "before") in by]
+    pairs += [(by[(sc, "new")], by[(sc, stg)]) for sc, stg in by if stg.startswith("sub") and (sc, "new") in by]
     if pairs:
-        print("\n### Speed-up of the new projection over the previous one (same run)\n")
-        print("| scene | it/step before → new | factorizations/step before → new | CPU ms/step before → new "
-              "| **speed-up (CPU)** | speed-up (wall) | RTF (CPU) before → new | peak stretch % before → new |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("\n### Speed-up over the same run's baseline (before → new; new → sub-steps)\n")
+        print("| scene | strategies | it/step a → b | factorizations/step a → b | CPU ms/step a → b "
+              "| **speed-up (CPU)** | speed-up (wall) | RTF (CPU) a → b | peak stretch % a → b |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for b, n in pairs:
-            print(f"| {n['scene']} | {b['mean_iterations']:.2f} → {n['mean_iterations']:.2f} "
+            print(f"| {n['scene']} | {b['strategy']} → {n['strategy']} "
+                  f"| {b['mean_iterations']:.2f} → {n['mean_iterations']:.2f} "
                   f"| {b['mean_factorizations']:.2f} → {n['mean_factorizations']:.2f} "
                   f"| {b['cpu_ms_per_step']:.2f} → {n['cpu_ms_per_step']:.2f} "
                   f"| **{b['cpu_ms_per_step'] / n['cpu_ms_per_step']:.2f}×** | {b['ms_per_step'] / n['ms_per_step']:.2f}× "

@@ -7,7 +7,9 @@ fast-projection iterations and factorizations, ms per iteration (projection time
 the share of the step spent in the projection, and the growth exponent (log-log slope of ms/step
 vs nodes) -- for each projection strategy of ``_common.STRATEGIES`` ("new": the default solver
 with factor reuse; "before": a factorization per iteration as before, bit-identical to commit
-a2f9d68), run one after the other in the same process, with the speed-up before / new.
+a2f9d68; "sub2"/"sub4"/"sub8": "new" with 2/4/8 equal sub-steps per step of dt, ``Stepper.substeps``),
+run one after the other in the same process, with the speed-ups before / new and new / subK
+(iterations and factorizations per step of dt, summed over its sub-steps).
 
 Part 2 — backends: at the last state of each run (and, for the crossover, at smaller sheets
 after 10 steps), the Schur complement S = ∇C M⁻¹ ∇Cᵀ of the enforced rows is built once with
@@ -313,19 +315,23 @@ def main() -> None:
               f"| {r['ms_per_iteration']:.1f} ({r['cpu_ms_per_iteration']:.1f}) | {100 * r['projection_share']:.0f} % | {r['unconverged_steps']} "
               f"| {r['max_residual']:.1e} | {r['warmup_s']:.2f} |")
     by = {(r["N"], r["strategy"]): r for r in rows}
+    # (baseline, variant) pairs of the same size: before → new, and new → each sub-step strategy
     pairs = [(by[(n, "before")], by[(n, "new")]) for n in sizes if (n, "before") in by and (n, "new") in by]
+    pairs += [(by[(n, "new")], by[(n, stg)]) for n in sizes for stg in args.strategies
+              if stg.startswith("sub") and (n, "new") in by and (n, stg) in by]
     if pairs:
-        print("\n### Speed-up of the new projection over the previous one (same run, same first steps)\n")
-        print("| N×N | timed steps | it/step before → new | factorizations/step before → new "
-              "| CPU ms/step before → new | **speed-up (CPU)** | speed-up (wall) | unconverged before → new |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|")
+        print("\n### Speed-up over the same run's baseline (before → new; new → sub-steps; same first steps)\n")
+        print("| N×N | strategies a → b | timed steps | it/step a → b | factorizations/step a → b "
+              "| CPU ms/step a → b | **speed-up (CPU)** | speed-up (wall) | unconverged a → b |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
         for b, n_ in pairs:
             k = min(b["steps"], n_["steps"])
             cb, cn = np.mean(b["cpu_per_step"][:k]), np.mean(n_["cpu_per_step"][:k])
             wb, wn = np.mean(b["wall_per_step"][:k]), np.mean(n_["wall_per_step"][:k])
             mi = [np.mean(r["its_per_step"][:k]) for r in (b, n_)]
             mf = [np.mean(r["facts_per_step"][:k]) for r in (b, n_)]
-            print(f"| {n_['N']}² | {k} | {mi[0]:.2f} → {mi[1]:.2f} | {mf[0]:.2f} → {mf[1]:.2f} "
+            print(f"| {n_['N']}² | {b['strategy']} → {n_['strategy']} | {k} | {mi[0]:.2f} → {mi[1]:.2f} "
+                  f"| {mf[0]:.2f} → {mf[1]:.2f} "
                   f"| {1e3 * cb:.1f} → {1e3 * cn:.1f} | **{cb / cn:.2f}×** | {wb / wn:.2f}× "
                   f"| {b['unconverged_steps']} → {n_['unconverged_steps']} |")
     print(f"\n(timed steps are the first steps of the fall from the flat initial sheet; an unconverged step hit "

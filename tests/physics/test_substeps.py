@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from isocloth.contact.obstacles.plane import ObstaclePlane
-from isocloth.control import TrajectoryWaypoints
+from isocloth.control import Control, TrajectoryWaypoints
 from isocloth.mesh.generators import perturbed, rectangle
 from isocloth.model import Material, ModelBuilder
 from isocloth.solvers.result import SolveStatus
@@ -179,3 +179,75 @@ def test_area_error_jump_splits_a_converged_step():
 def test_area_error_jump_must_be_positive(bad):
     with pytest.raises(ValueError, match="max_area_error_jump"):
         Stepper(_model(), dt=0.01, max_area_error_jump=bad)
+
+
+# ------------------------------------------------------------------ fixed sub-steps (Stepper.substeps)
+def test_fixed_substeps_are_short_steps_under_one_step():
+    """``substeps = k``: one step of dt is k steps of dt/k with the schedule's targets (bit for bit
+    while k·(dt/k) sums exactly), one step counted, state at t + dt, grasps exact."""
+    model = _model()
+    dt, k = 0.02, 2
+    st = Stepper(model, dt=dt, substeps=k)
+    s, info = st.step(model.initial_state())
+    assert s.t == dt and s.step_index == 1 and info.t == dt
+    assert info.substeps == k and info.converged
+    _assert_same_as_short_steps(model, s, dt, k)
+    np.testing.assert_array_equal(s.x[model.grasp_nodes], model.control(dt).grasp_targets)
+    # counts are sums over the sub-steps
+    ref = Stepper(model, dt=dt / k)
+    r, iters = model.initial_state(), 0
+    for _ in range(k):
+        r, ri = ref.step(r)
+        iters += ri.iterations
+    assert info.iterations == iters
+
+
+def test_fixed_substeps_with_a_caller_control_follow_the_line_to_the_targets():
+    model = _model()
+    g = model.grasp_nodes
+    s0 = model.initial_state()
+    target = s0.x[g] + np.array([0.0, 0.0, 0.003])  # lift the held corners 3 mm
+    s, info = Stepper(model, dt=0.009, substeps=3).step(s0, Control(0.009, target))
+    np.testing.assert_array_equal(s.x[g], target)
+    # the same as three steps with targets 1/3, 2/3 and all of the way
+    ref, r = Stepper(model, dt=0.003), s0
+    for i in (1, 2, 3):
+        r, _ = ref.step(r, Control(0.003 * i, s0.x[g] + (i / 3) * (target - s0.x[g])))
+    np.testing.assert_allclose(s.x, r.x, rtol=0, atol=1e-15)
+    assert info.substeps == 3
+
+
+@pytest.mark.parametrize("bad", [0, -2, 1.5, True])
+def test_substeps_must_be_a_positive_integer(bad):
+    with pytest.raises(ValueError, match="substeps must be an integer >= 1"):
+        Stepper(_model(), substeps=bad)
+
+
+def test_substeps_cut_the_factorizations_of_a_large_falling_sheet():
+    """Why sub-steps exist: on a large sheet the kept factorization of the projection (chord steps)
+    fits the next, shorter step, so four sub-steps of 1/240 s need far fewer factorizations of
+    ∇C M⁻¹ ∇Cᵀ per 1/60 s than one step (measured on the first 10 frames of the 20×33 benchmark
+    sheet: 79 vs 10; the speed-up itself is in benchmarks/bench_realtime.py)."""
+    from isocloth.scenes.loader import build_scene, config_from_dict
+
+    def sheet(k):  # 0.5 × 0.8 m light cotton, 20 × 33 quads, held at the two top corners
+        return {"name": "sheet-660", "cloth": {
+            "mesh": {"generator": "rectangle", "width": 0.5, "height": 0.8, "nx": 20, "ny": 33, "element": "quad",
+                     "plane": "xz"},
+            "placement": {"translate": [0.0, 0.0, 0.6]}, "noise": {"sigma": 0.0005, "seed": 0},
+            "fabric": "light-cotton"},
+            "grasps": [{"nodes": {"nearest": [[-0.25, 0.0, 1.0], [0.25, 0.0, 1.0]]}, "trajectory": {"type": "fixed"}}],
+            "simulation": {"dt": 1 / 60, "substeps": k}, "output": {"video": "none"}}
+
+    counts = {}
+    for k in (1, 4):
+        sc = build_scene(config_from_dict(sheet(k)))
+        assert sc.stepper.substeps == k and sc.model.node_count == 660
+        s, fact = sc.initial_state, 0
+        for _ in range(10):
+            s, info = sc.stepper.step(s)
+            assert info.converged and info.residual <= 1e-3 and info.substeps == k
+            fact += info.factorizations
+        assert s.t == pytest.approx(10 / 60, abs=1e-12)
+        counts[k] = fact
+    assert counts[4] * 4 <= counts[1], counts

@@ -101,6 +101,13 @@ def test_overrides_and_unknown_scene():
         load_scene("hang-a2", ["grasps.0.nodes={indices=[999]}"])
 
 
+@pytest.mark.parametrize("value, message", [("0", "greater than or equal to 1"), ("2.5", "fractional part")])
+def test_substeps_must_be_a_positive_integer(value, message):
+    with pytest.raises(SceneError, match=rf"simulation\.substeps: .*{message}"):
+        load_scene_config("hang-a2", [f"simulation.substeps={value}"])
+    assert load_scene("hang-a2", ["simulation.substeps=3"]).stepper.substeps == 3
+
+
 def test_negative_density_is_rejected(tmp_path):
     with pytest.raises(SceneError, match=r"cloth\.rho"):
         load_scene_config(_write(tmp_path, BASE.format(extra="rho = -1.0", dt="0.01")))

@@ -385,6 +385,7 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
                                         face_midpoints=sim.face_midpoint_contacts)
     stepper = Stepper(model, dt=sim.dt, contact_solver=contact, contact_free_fast_path=sim.contact_free_fast_path,
                       max_area_error_jump=sim.max_area_error_jump, membrane_relaxation=relaxation,
+                      substeps=sim.substeps,
                       solver=SolverProjection(tolerance=sim.tolerance, max_iterations=sim.max_iterations))
     state = model.initial_state()
     if cfg.cloth.relax_initial:

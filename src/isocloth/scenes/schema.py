@@ -191,6 +191,9 @@ class SimulationSpec(_Strict):
     duration: Time = Field(default=5.0, gt=0)
     tolerance: float = Field(default=1e-3, gt=0, lt=1)
     max_iterations: int = Field(default=50, ge=1)
+    substeps: int = Field(default=1, ge=1, description="equal sub-steps of dt/substeps per step (Stepper option): "
+                          "on large sheets shorter steps keep the projection's factorization and can be cheaper "
+                          "per simulated second")
     solver: Literal["active-set", "interior-point"] = Field(
         default="active-set", description="QP solver for contacts (interior point = library baseline)")
     contact_margin: Length = Field(default=0.01, gt=0, description="contact detection distance")

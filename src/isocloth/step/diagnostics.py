@@ -64,15 +64,17 @@ class StepInfo(ContactDiagnostics):
     ----------
     t : float, time at the end of the step [s]
     iterations : int, fast-projection iterations (linearised QPs)
-    residual : float, final max relative constraint residual
+    residual : float, final max relative constraint residual (the largest of the sub-steps' when
+        ``Stepper.substeps`` > 1)
     converged : bool
     area_error_total : float, |A − A0| / A0 (eq. 2.23)
     area_error_mean : float, mean relative element area error (eq. 2.24)
     area_error_dispersion : float, mean + 2·std of the element errors (eq. 2.25)
     area_error_max : float, largest relative element area error
     wall_time : float, seconds spent in the step
-    substeps : int, steps of size dt/2^k that made it (1 unless a failed contact step was split;
-        ``Stepper.max_substep_depth``)
+    substeps : int, sub-steps that made the step: ``Stepper.substeps`` (default 1), more where a
+        failed contact step was split into halves (``Stepper.max_substep_depth``); iterations,
+        factorizations and the other counts are summed over them
     membrane_relaxed : bool, the membrane relaxation ran and was kept (``Stepper.membrane_relaxation``)
     warnings : list of str
     (and the contact fields of :class:`ContactDiagnostics`, keyword-only)
