@@ -89,6 +89,10 @@ def test_unmeetable_constraints_raise_instead_of_returning_a_broken_state():
     st = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.0, residual=3.0), max_substep_depth=1)
     with pytest.raises(SimulationDiverged, match=r"constraint residual 3 > 0.5 at t = 0.01 s"):
         st.step(model.initial_state())
+    st = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.0, residual=3.0), max_substep_depth=0, substeps=2)
+    with pytest.raises(SimulationDiverged, match=r"residual 3 > 0.5 at sub-step 1 of 2 \(t = 0.005 s\)"):
+        st.step(model.initial_state())
+    assert len(st.contact_solver.calls) == 1  # stopped at the first sub-step
     with pytest.raises(ValueError, match="max_substep_depth"):
         Stepper(model, max_substep_depth=-1)
     with pytest.raises(ValueError, match="divergence_residual"):

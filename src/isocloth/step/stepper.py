@@ -207,9 +207,10 @@ class Stepper:
         else:
             info = parts[0]
         if not info.residual <= self.divergence_residual:
+            where = f"t = {t_new:.6g} s" if k == 1 else f"sub-step {len(parts)} of {k} (t = {s.t:.6g} s)"
             raise SimulationDiverged(
-                f"constraint residual {info.residual:.3g} > {self.divergence_residual:g} at t = {t_new:.6g} s "
-                f"after {info.substeps} substep(s): the constraints cannot be met (an obstacle or a grasp "
+                f"constraint residual {info.residual:.3g} > {self.divergence_residual:g} at {where} "
+                f"after {parts[-1].substeps} substep(s): the constraints cannot be met (an obstacle or a grasp "
                 "may demand more than the inextensible cloth allows); check the scene or reduce dt")
         info.wall_time = time.perf_counter() - t0
         return new, info
