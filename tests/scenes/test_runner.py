@@ -44,10 +44,11 @@ def test_checkpoint_state_roundtrip(tmp_path):
     assert np.array_equal(s1.x, s2.x)
 
 
-def test_interrupt_then_resume_is_bit_identical(tmp_path):
+@pytest.mark.parametrize("extra", [[], ["simulation.substeps=2"]], ids=["one-step", "two-substeps"])
+def test_interrupt_then_resume_is_bit_identical(tmp_path, extra):
     full = tmp_path / "full"
-    run_scene(load_scene("hang-a2", SHORT), full)
-    sc = load_scene("hang-a2", SHORT)
+    run_scene(load_scene("hang-a2", SHORT + extra), full)
+    sc = load_scene("hang-a2", SHORT + extra)
     real_step = sc.stepper.step
     calls = {"n": 0}
 
