@@ -25,7 +25,7 @@ sub2, sub4  "new" with 2 / 4 equal sub-steps per step (``Stepper.substeps``): th
 The speed-up columns are before / new and new / subK of the same run. Sub-steps are a different
 time discretisation (implicit Euler damps less at the shorter step), not the same trajectory faster.
 
-Usage: python benchmarks/bench_realtime.py [--quick] [--only NAME ...] [--strategies new before sub4]
+Usage: python benchmarks/bench_realtime.py [--quick] [--only NAME ...] [--strategies new before sub4 ...]
        [--blas-threads N] [--json out.json]
 """
 
@@ -189,8 +189,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="simulate 1/5 of each duration (smoke test)")
     ap.add_argument("--blas-threads", type=int, default=1, help="BLAS threads (0 = library default); default 1")
     ap.add_argument("--only", nargs="*", help="subset of scene names")
-    ap.add_argument("--strategies", nargs="*", default=["new", "before"], choices=sorted(STRATEGIES),
-                    help="projection strategies to run (default: new before)")
+    ap.add_argument("--strategies", nargs="*", default=["new", "before", "sub4"], choices=sorted(STRATEGIES),
+                    help="projection strategies to run (default: new before sub4)")
     ap.add_argument("--json", help="write the results to this JSON file")
     args = ap.parse_args()
     print_machine(THREADS)
