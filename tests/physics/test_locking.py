@@ -20,7 +20,9 @@ sticks out (free corner near (0.16, 0.16, −0.58) m); the seeds below avoid it.
 Measured 2026-11-25: the corners are equilibria, not slow creep (5 s instead of 2 s moves them by
 < 1 mm), and neither a slow start nor bending makes them reproducible: gravity ramped over 1 s gave
 largest pairwise distances of 4.6 and 5.8 cm (noise seeds 4, 5), κ = 1e-4 N·m 6.5 and 7.0 cm, κ = 0
-5.1 cm (seed 4). The thesis' own table (1.41–3.74 cm, read to whole centimetres) is one realisation.
+5.1 cm (seed 4). Nor does a tighter projection (2026-11-26): tolerance 1e-4 gave 4.4 and 4.6 cm (seeds 4, 5),
+so the tolerance band (≈ L√tol) is not the cause. The thesis' own table (1.41–3.74 cm, read to whole
+centimetres) is one realisation.
 
 About 2–3 minutes on two cores, hence ``slow``.
 """
