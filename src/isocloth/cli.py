@@ -91,6 +91,8 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     typer.echo(f"  area error: total max {100 * summary.max_area_error_total:.3f} %, "
                f"per-element mean max {100 * summary.max_area_error_mean:.2f} %")
     typer.echo(f"  results in {summary.folder}" + (f", video {summary.video}" if summary.video else ""))
+    for hint in summary.extra.get("hints", []):
+        typer.echo(f"  hint: {hint}")
     if summary.interrupted:
         typer.echo(f"  resume with: isocloth run --resume {summary.folder}")
         raise typer.Exit(130)

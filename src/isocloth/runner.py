@@ -28,7 +28,7 @@ from isocloth.scenes.loader import Scene, build_scene, config_from_dict
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
 
-__all__ = ["RunSummary", "run_scene", "resume_run", "versions"]
+__all__ = ["RunSummary", "run_scene", "resume_run", "speed_hints", "versions"]
 
 _DIAG_FIELDS = list(StepInfo(0.0, 0, 0.0, True).as_row().keys())
 
@@ -59,6 +59,7 @@ class RunSummary:
     unconverged_steps : int
     max_area_error_total, max_area_error_mean : float (eq. 2.23, 2.24)
     interrupted : bool
+    extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`)
     video : Path or None
     """
 
@@ -82,6 +83,26 @@ class RunSummary:
         d["video"] = str(self.video) if self.video else None
         d.update(self.extra)
         return d
+
+
+def speed_hints(scene: Scene, diag_rows: list[dict]) -> list[str]:
+    """Advice printed after a run (and kept in summary.json under "hints"), from its diagnostics.
+
+    Sub-steps: a contact-free scene with a sparse projection (more than ``DENSE_LIMIT`` rows) that
+    refactored ∇C M⁻¹ ∇Cᵀ in at least half of its iterations (at least 20) keeps the factorization
+    with shorter steps (``Stepper.substeps``; 7× on the 660-node sheet of benchmarks/RESULTS.md).
+    """
+    from isocloth.solvers.linalg import DENSE_LIMIT
+
+    hints = []
+    its = sum(int(r["iterations"]) for r in diag_rows)
+    facts = sum(int(r["factorizations"]) for r in diag_rows)
+    model = scene.model
+    if (scene.stepper.substeps == 1 and not model.has_contacts and model.active_rows.size > DENSE_LIMIT
+            and its >= 20 and facts >= 0.5 * its):
+        hints.append(f"the projection refactored in {100 * facts / its:.0f} % of its {its} iterations: on large "
+                     "sheets `--set simulation.substeps=4` often runs several times faster (README, Speed)")
+    return hints
 
 
 def _diag_csv(rows: list[dict]) -> str:
@@ -201,6 +222,7 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     summary.max_area_error_total = float(max((r["area_error_total"] for r in diag_rows), default=0.0))
     summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
     summary.extra["tolerance"] = scene.config.simulation.tolerance
+    summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render
     if do_render and not summary.interrupted:
         summary.video = render_run(folder)

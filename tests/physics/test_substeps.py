@@ -227,25 +227,16 @@ def test_substeps_must_be_a_positive_integer(bad):
         Stepper(_model(), substeps=bad)
 
 
-def test_substeps_cut_the_factorizations_of_a_large_falling_sheet():
+def test_substeps_cut_the_factorizations_of_a_large_falling_sheet(sheet_660):
     """Why sub-steps exist: on a large sheet the kept factorization of the projection (chord steps)
     fits the next, shorter step, so four sub-steps of 1/240 s need far fewer factorizations of
     ∇C M⁻¹ ∇Cᵀ per 1/60 s than one step (measured on the first 10 frames of the 20×33 benchmark
     sheet: 79 vs 10; the speed-up itself is in benchmarks/bench_realtime.py)."""
     from isocloth.scenes.loader import build_scene, config_from_dict
 
-    def sheet(k):  # 0.5 × 0.8 m light cotton, 20 × 33 quads, held at the two top corners
-        return {"name": "sheet-660", "cloth": {
-            "mesh": {"generator": "rectangle", "width": 0.5, "height": 0.8, "nx": 20, "ny": 33, "element": "quad",
-                     "plane": "xz"},
-            "placement": {"translate": [0.0, 0.0, 0.6]}, "noise": {"sigma": 0.0005, "seed": 0},
-            "fabric": "light-cotton"},
-            "grasps": [{"nodes": {"nearest": [[-0.25, 0.0, 1.0], [0.25, 0.0, 1.0]]}, "trajectory": {"type": "fixed"}}],
-            "simulation": {"dt": 1 / 60, "substeps": k}, "output": {"video": "none"}}
-
     counts = {}
     for k in (1, 4):
-        sc = build_scene(config_from_dict(sheet(k)))
+        sc = build_scene(config_from_dict(sheet_660(k)))
         assert sc.stepper.substeps == k and sc.model.node_count == 660
         s, fact = sc.initial_state, 0
         for _ in range(10):

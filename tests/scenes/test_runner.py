@@ -69,3 +69,17 @@ def test_interrupt_then_resume_is_bit_identical(tmp_path, extra):
     a, b = load_trajectory(full), load_trajectory(part)
     assert np.array_equal(a.times, b.times) and np.array_equal(a.positions, b.positions)
     assert b.metadata["complete"] is True
+
+
+def test_a_sheet_that_refactors_every_iteration_gets_the_sub_step_hint(tmp_path, sheet_660):
+    """speed_hints: the 660-node sheet at dt = 1/60 refactors in most iterations (hint); with four
+    sub-steps, and on the small dense hang-a2, no hint."""
+    from isocloth.scenes.loader import build_scene, config_from_dict
+
+    one = run_scene(build_scene(config_from_dict(sheet_660(1, duration=0.1))), tmp_path / "one")
+    assert len(one.extra["hints"]) == 1 and "simulation.substeps=4" in one.extra["hints"][0]
+    saved = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert saved["hints"] == one.extra["hints"]
+    four = run_scene(build_scene(config_from_dict(sheet_660(4, duration=0.1))), tmp_path / "four")
+    assert four.extra["hints"] == []
+    assert run_scene(load_scene("hang-a2", SHORT), tmp_path / "a2").extra["hints"] == []
