@@ -231,7 +231,7 @@ def test_substeps_cut_the_factorizations_of_a_large_falling_sheet(sheet_660):
     """Why sub-steps exist: on a large sheet the kept factorization of the projection (chord steps)
     fits the next, shorter step, so four sub-steps of 1/240 s need far fewer factorizations of
     ∇C M⁻¹ ∇Cᵀ per 1/60 s than one step (measured on the first 10 frames of the 20×33 benchmark
-    sheet: 79 vs 10; the speed-up itself is in benchmarks/bench_realtime.py)."""
+    sheet: 77 vs 10; the speed-up itself is in benchmarks/bench_realtime.py)."""
     from isocloth.scenes.loader import build_scene, config_from_dict
 
     counts = {}

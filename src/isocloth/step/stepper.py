@@ -280,7 +280,7 @@ class Stepper:
         for f in ("iterations", "qp_iterations", "constraints_added", "constraints_removed", "factorizations",
                   "updates", "friction_solves", "friction_sweeps", "restarts", "detection_time"):
             setattr(out, f, sum(getattr(p, f) for p in parts + extra))
-        if failed is None:
+        if failed is None:  # (with a failed attempt the caller builds them from the parts: out is parts[-1])
             out.warnings = [w for p in parts for w in p.warnings]
         return out
 
