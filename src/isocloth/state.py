@@ -31,6 +31,9 @@ class State:
         Positions [m] at which the projection's kept factorization was computed (the next step
         starts with chord steps on it, see ``isocloth.solvers.projection``); None: factor afresh.
         Part of the state so that a resumed run is bit-identical.
+    held_edges : (h,) int64
+        Element edges held at their stretch bound at the end of the step (sorted indices into
+        ``model.stretch_limits``; the next step starts with them, ``isocloth.fem.stretch_limits``).
     """
 
     x: np.ndarray
@@ -39,10 +42,12 @@ class State:
     step_index: int = 0
     contact_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     factor_point: np.ndarray | None = None
+    held_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     def copy(self) -> "State":
         fp = None if self.factor_point is None else self.factor_point.copy()
-        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index), self.contact_keys.copy(), fp)
+        return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index), self.contact_keys.copy(), fp,
+                     self.held_edges.copy())
 
     def validate(self) -> None:
         """Raise ValueError naming the first node with a non-finite position or velocity."""
@@ -60,7 +65,8 @@ class State:
             with open(tmp, "wb") as fh:
                 extra = {} if self.factor_point is None else {"factor_point": np.asarray(self.factor_point, np.float64)}
                 np.savez(fh, x=self.x, v=self.v, t=np.float64(self.t), step_index=np.int64(self.step_index),
-                         contact_keys=np.asarray(self.contact_keys, dtype=np.int64), **extra)
+                         contact_keys=np.asarray(self.contact_keys, dtype=np.int64),
+                         held_edges=np.asarray(self.held_edges, dtype=np.int64), **extra)
         return path
 
     @classmethod
@@ -69,4 +75,5 @@ class State:
         with np.load(Path(path)) as d:
             keys = d["contact_keys"].copy() if "contact_keys" in d.files else np.zeros(0, dtype=np.int64)
             fp = d["factor_point"].copy() if "factor_point" in d.files else None
-            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys, fp)
+            held = d["held_edges"].copy() if "held_edges" in d.files else np.zeros(0, dtype=np.int64)
+            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys, fp, held)

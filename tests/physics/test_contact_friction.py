@@ -64,12 +64,18 @@ def test_static_friction_stops_the_sheet_at_impact():
 
 
 def test_active_set_and_interior_point_give_the_same_trajectory():
-    """A sheet falling onto a sphere with friction: same trajectory with either QP solver."""
+    """A sheet falling onto a sphere with friction: same trajectory with either QP solver.
+
+    The thesis' rows only: with stretch limits the active-set projection holds the limits of its
+    working set as equality rows for the rest of the step (ContactProjection), which the interior
+    point cannot (those rows are dependent with the nodal ones and Clarabel finds no solution);
+    its limits then enter and leave every QP and the staggered friction iteration needs 10–20×
+    more iterations (measured: 85–190 per step at the impact, against 5–16)."""
     # a sheet that is not exactly flat: at a flat state the linearised inextensibility rows are
     # dependent and generally inconsistent, and the QP has no exact solution
     mesh = perturbed(rectangle(0.5, 0.5, 9, 9), 0.002, seed=4, rest="perturbed").transformed(
         translation=(0.03, 0.0, 0.25))
-    b = ModelBuilder().set_cloth(mesh, Material(rho=0.16, alpha=0.1))
+    b = ModelBuilder().set_cloth(mesh, Material(rho=0.16, alpha=0.1), constraint_model="thesis-nodal")
     b.add_obstacle(ObstacleSphere(center=(0, 0, 0), radius=0.15, mu=0.3))
     model = b.finalize()
     a = run(model, 0.01, 0.45, ContactProjection())

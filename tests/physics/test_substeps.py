@@ -31,8 +31,8 @@ class _FailsAbove(ContactProjection):
         super().__init__()
         self.limit, self.fake_residual, self.calls = limit, residual, []
 
-    def solve(self, model, x_prev, x0, t, dt, warm_keys=None):
-        res, stats = super().solve(model, x_prev, x0, t, dt, warm_keys)
+    def solve(self, model, x_prev, x0, t, dt, warm_keys=None, held=None):
+        res, stats = super().solve(model, x_prev, x0, t, dt, warm_keys, held)
         self.calls.append(dt)
         if dt > self.limit * (1 + 1e-9):
             res.status = SolveStatus.MAX_ITERATIONS

@@ -1,6 +1,7 @@
 """Inequality rows of one contact QP: node–obstacle contacts and collision rows in one set.
 
-The contact projection (thesis §3.4, Algorithm 2) stacks two kinds of Signorini rows:
+The contact projection (thesis §3.4, Algorithm 2) stacks two kinds of Signorini rows (and, for a
+model with element stretch limits, their linearisation: :func:`stretch_limit_rows`):
 
 * node–obstacle contacts (:class:`~isocloth.contact.contacts.Contacts`, thesis §3.2): H = signed
   distance of one node, gradient the unit normal at that node;
@@ -26,9 +27,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, tangent_basis
-from isocloth.contact.self_collision import CollisionRows
+from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, decode_keys
 
-__all__ = ["ContactRows", "inequality_rows"]
+__all__ = ["ContactRows", "inequality_rows", "stretch_limit_rows", "stretch_rows_of", "STRETCH_BAND"]
+
+STRETCH_BAND = 0.5
+"""A stretch limit enters a QP once its edge's strain exceeds (1 − STRETCH_BAND)·ε̄."""
 
 
 @dataclass
@@ -168,11 +172,55 @@ class ContactRows:
         return out
 
 
+def stretch_limit_rows(limits, x: np.ndarray, skip: np.ndarray | None = None) -> CollisionRows:
+    """The element stretch limits near their bound at the iterate x (n, 3) [m], linearised
+    (:mod:`isocloth.fem.stretch_limits`): for edge e = (a, b), weights (1, −1) on (a, b), normal
+    −u with u = (p_a − p_b)/‖p_a − p_b‖ and offset (1 + ε̄) L_e, so that the row's value at x is
+    g_e = (1 + ε̄) L_e − ‖p_a − p_b‖ and its gradient that of g_e. μ = 0 (internal rows carry no
+    friction); pair = (limit index, 0). Only edges with strain > (1 − STRETCH_BAND) ε̄ and not in
+    ``skip`` (limit indices, e.g. the edges already held as equality rows) are returned.
+    """
+    e = x[limits.pairs[:, 0]] - x[limits.pairs[:, 1]]
+    length = np.linalg.norm(e, axis=1)
+    near = length > (1.0 + (1.0 - STRETCH_BAND) * limits.limit) * limits.rest_length
+    if skip is not None and len(skip):
+        near[np.asarray(skip, dtype=np.int64)] = False
+    index = np.flatnonzero(near)
+    k = index.size
+    if k == 0:
+        return CollisionRows.empty()
+    nodes = np.full((k, 4), -1, dtype=np.int64)
+    nodes[:, :2] = limits.pairs[index]
+    weights = np.zeros((k, 4))
+    weights[:, 0], weights[:, 1] = 1.0, -1.0
+    z = np.zeros(k)
+    return CollisionRows(kind=np.full(k, KIND_STRETCH_LIMIT, dtype=np.int64),
+                         pair=np.column_stack([index, np.zeros(k, dtype=np.int64)]), nodes=nodes, weights=weights,
+                         normal=-e[index] / length[index, None], thickness=z.copy(), offset=limits.bound[index],
+                         mu=z.copy(), obstacle_velocity=np.zeros((k, 3)), time=np.full(k, np.nan),
+                         gap=limits.bound[index] - length[index])
+
+
+def stretch_rows_of(rows: ContactRows) -> tuple[np.ndarray, np.ndarray]:
+    """The stretch-limit rows among ``rows``: (mask (c,) bool, their limit indices (k,) int64)."""
+    mask = np.zeros(rows.count, dtype=bool)
+    neg = np.flatnonzero(rows.keys < 0)
+    if neg.size == 0:
+        return mask, np.zeros(0, dtype=np.int64)
+    kind, a, _ = decode_keys(rows.keys[neg])
+    hit = kind == KIND_STRETCH_LIMIT
+    mask[neg[hit]] = True
+    return mask, a[hit]
+
+
 def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: CollisionRows | None = None,
-                    faces: np.ndarray | None = None, collision_jacobian: sp.csr_matrix | None = None):
+                    faces: np.ndarray | None = None, collision_jacobian: sp.csr_matrix | None = None,
+                    held: np.ndarray | None = None):
     """The inequality rows of a contact QP at the iterate x (thesis §3.4, Algorithm 2): node–obstacle
     contacts within ``margin`` (thesis §3.2), then the collision rows of the observation set
-    (seed 000 eq. 5) and, when ``faces`` is given, the face-midpoint contacts (thesis Remark 3.2.1).
+    (seed 000 eq. 5), when ``faces`` is given the face-midpoint contacts (thesis Remark 3.2.1), and
+    the element stretch limits near their bound (``model.stretch_limits``, :func:`stretch_limit_rows`)
+    except the ``held`` ones (limit indices, already equality rows).
 
     Parameters
     ----------
@@ -183,7 +231,7 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     collisions : CollisionRows of the observation set (frozen normals and weights), optional
     faces : (f, 3|4) int64 faces for the midpoint rows (``mesh_faces``), or None
     collision_jacobian : (s, 3n) csr of ``collisions`` from an earlier call with the same set, reused
-        when there are no midpoint rows (they change at every iterate)
+    held : (h,) int64, stretch limits left out (see above)
 
     Returns
     -------
@@ -192,17 +240,23 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     n = x.shape[0]
     free_mask = model.inverse_masses > 0
     contacts = detect_contacts(model.obstacles, x, t, margin, nodes=np.flatnonzero(free_mask))
-    weighted = collisions if collisions is not None and collisions.count else None
+    observed = collisions if collisions is not None and collisions.count else None
+    per_iterate = []  # rows rebuilt at every iterate (their Jacobian is too)
     if faces is not None:
-        mid = detect_midpoint_contacts(model.obstacles, x, t, margin, faces, free_mask)
-        if mid.count:
-            weighted = mid if weighted is None else CollisionRows.concatenate([weighted, mid])
-            collision_jacobian = None
-    R = ContactRows.build(contacts, weighted, x)
-    A_I = contacts.jacobian(n)
-    if weighted is None:
-        return R, A_I, None
-    if collision_jacobian is None:
-        collision_jacobian = weighted.jacobian(n)
-    A_I = sp.vstack([A_I, collision_jacobian], format="csr") if contacts.count else collision_jacobian
-    return R, A_I, (collision_jacobian if faces is None else None)
+        per_iterate.append(detect_midpoint_contacts(model.obstacles, x, t, margin, faces, free_mask))
+    limits = getattr(model, "stretch_limits", None)
+    if limits is not None:
+        per_iterate.append(stretch_limit_rows(limits, x, held))
+    per_iterate = [p for p in per_iterate if p.count]
+    weighted = ([observed] if observed is not None else []) + per_iterate
+    R = ContactRows.build(contacts, CollisionRows.concatenate(weighted) if weighted else None, x)
+    blocks = [contacts.jacobian(n)] if contacts.count or not weighted else []
+    if observed is not None:
+        if collision_jacobian is None:
+            collision_jacobian = observed.jacobian(n)
+        blocks.append(collision_jacobian)
+    else:
+        collision_jacobian = None
+    blocks += [p.jacobian(n) for p in per_iterate]
+    A_I = blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
+    return R, A_I, collision_jacobian

@@ -43,6 +43,7 @@ __all__ = [
     "KIND_POINT_FACE",
     "KIND_SEGMENT_EDGE",
     "KIND_FACE_MIDPOINT",
+    "KIND_STRETCH_LIMIT",
     "KIND_NAMES",
     "collision_keys",
     "decode_keys",
@@ -57,7 +58,8 @@ KIND_EDGE_EDGE = 1  # cloth edge vs cloth edge
 KIND_POINT_FACE = 2  # obstacle point (e.g. needle tip) vs cloth triangle
 KIND_SEGMENT_EDGE = 3  # obstacle segment (e.g. stick piece) vs cloth edge
 KIND_FACE_MIDPOINT = 4  # face centroid vs a node-wise obstacle (contacts.detect_midpoint_contacts)
-KIND_NAMES = ("vertex-face", "edge-edge", "point-face", "segment-edge", "face-midpoint")
+KIND_STRETCH_LIMIT = 5  # element edge vs its stretch bound (pair = (limit index, 0); fem.stretch_limits)
+KIND_NAMES = ("vertex-face", "edge-edge", "point-face", "segment-edge", "face-midpoint", "stretch-limit")
 
 _ID_BITS = 29
 _ID_LIMIT = 1 << _ID_BITS

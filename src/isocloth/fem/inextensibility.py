@@ -40,7 +40,8 @@ class RowKind:
     F = 1
     G = 2
     EDGE = 3
-    NAMES = ("E", "F", "G", "edge")
+    STRETCH_LIMIT = 4  # an element edge held at its stretch bound (isocloth.fem.stretch_limits)
+    NAMES = ("E", "F", "G", "edge", "stretch-limit")
 
 
 def local_metric_tensors(corners: np.ndarray, ref):
@@ -162,7 +163,32 @@ class InextensibilityConstraints:
     def count_by_kind(self) -> dict[str, int]:
         """Number of rows of each kind, e.g. {'E': 49, 'F': 53, 'G': 49, 'edge': 32}."""
         c = np.bincount(self.row_kind, minlength=4)
-        return {RowKind.NAMES[k]: int(c[k]) for k in range(4)}
+        return {RowKind.NAMES[k]: int(c[k]) for k in range(c.size) if k < 4 or c[k]}
+
+    def with_length_rows(self, pairs: np.ndarray, lengths: np.ndarray, kind: int) -> "InextensibilityConstraints":
+        """These rows followed by squared-length rows ‖p_a − p_b‖² − l² (eq. 2.7's form) for
+        ``pairs`` (s, 2) int64 with target lengths ``lengths`` (s,) float64 [m], of RowKind ``kind``;
+        row m + i is pair i."""
+        n, m0, s = self.node_count, self.row_count, len(lengths)
+        A = self.A.tocoo()
+        r = m0 + np.arange(s)
+        a, b = pairs[:, 0], pairs[:, 1]
+        one = np.ones(s)
+        R = np.concatenate([self.pair_row[A.row], r, r, r, r])
+        I = np.concatenate([self.pair_node[A.row], a, a, b, b])
+        Jn = np.concatenate([A.col, a, b, a, b])
+        V = np.concatenate([A.data, one, -one, -one, one])
+        uniq, pair_index = np.unique(R * n + I, return_inverse=True)
+        AA = sp.csr_matrix((V, (pair_index, Jn)), shape=(uniq.size, n))
+        AA.sum_duplicates()
+        sq = np.asarray(lengths, dtype=np.float64) ** 2
+        return InextensibilityConstraints(
+            row_count=m0 + s, node_count=n,
+            row_kind=np.concatenate([self.row_kind, np.full(s, kind, dtype=np.int8)]),
+            row_node=np.concatenate([self.row_node, np.full(s, -1, dtype=np.int64)]),
+            row_edge=np.concatenate([self.row_edge, np.asarray(pairs, dtype=np.int64)]),
+            C0=np.concatenate([self.C0, sq]), scale=np.concatenate([self.scale, sq]),
+            pair_row=(uniq // n).astype(np.int64), pair_node=(uniq % n).astype(np.int64), A=AA)
 
 
 def _boundary_edges_with_rest_length(mesh: Mesh):

@@ -8,13 +8,15 @@ from isocloth.control import ControlSchedule, Grasp, Trajectory, TrajectoryFixed
 from isocloth.fem.bending import bending_matrix
 from isocloth.fem.inextensibility import inextensibility_constraints
 from isocloth.fem.mass import lumped_mass
+from isocloth.fem.stretch_limits import DEFAULT_STRETCH_LIMIT, stretch_limits
 from isocloth.mesh.mesh import Mesh
 from isocloth.model.material import Material
 from isocloth.model.model import NO_SELF_COLLISION, ClothModel, SelfCollisionOptions, check_thickness
 
-__all__ = ["ModelBuilder", "CONSTRAINT_MODES"]
+__all__ = ["ModelBuilder", "CONSTRAINT_MODES", "CONSTRAINT_MODELS"]
 
 CONSTRAINT_MODES = ("inextensible", "quasi-inextensible")
+CONSTRAINT_MODELS = ("stretch-limited", "thesis-nodal")
 
 
 class ModelBuilder:
@@ -34,6 +36,7 @@ class ModelBuilder:
         self._mesh: Mesh | None = None
         self._material: Material | None = None
         self._mode = "inextensible"
+        self._constraint_model, self._stretch_limit = CONSTRAINT_MODELS[0], DEFAULT_STRETCH_LIMIT
         self._corner_angle = 45.0
         self._grasps: list[Grasp] = []
         self._velocity = None
@@ -43,6 +46,7 @@ class ModelBuilder:
         self._self_collision: SelfCollisionOptions = NO_SELF_COLLISION
 
     def set_cloth(self, mesh: Mesh, material: Material | None = None, *, constraint_mode: str = "inextensible",
+                  constraint_model: str = CONSTRAINT_MODELS[0], stretch_limit: float = DEFAULT_STRETCH_LIMIT,
                   corner_angle_deg: float = 45.0, initial_velocity=None, validate: bool = True) -> "ModelBuilder":
         """Set the cloth.
 
@@ -51,6 +55,14 @@ class ModelBuilder:
         mesh : Mesh
         material : Material (default: light cotton density, no damping)
         constraint_mode : "inextensible" or "quasi-inextensible" (no F rows; use shear_stiffness)
+        constraint_model : "stretch-limited" (default) or "thesis-nodal"
+            "thesis-nodal": the rows of thesis Algorithm 1 alone (nodal averages of E, F, G and the
+            boundary edge lengths). "stretch-limited": the same rows plus an upper bound on the
+            length of every other element edge (:mod:`isocloth.fem.stretch_limits`), which removes
+            the element strain patterns the nodal averages cannot see.
+        stretch_limit : float
+            ε̄ of "stretch-limited" (dimensionless, > 0; default 0.01): no element edge gets longer
+            than (1 + ε̄) times its rest length.
         corner_angle_deg : float
             A boundary node is a corner (gets an F row) when the boundary turns there by at
             least this angle in the rest shape (see ``isocloth.mesh.topology.corner_nodes``).
@@ -61,10 +73,15 @@ class ModelBuilder:
         Raises
         ------
         ValueError
-            For an unknown constraint mode.
+            For an unknown constraint mode or model, or a stretch limit that is not > 0.
         """
         if constraint_mode not in CONSTRAINT_MODES:
             raise ValueError(f"constraint_mode must be one of {CONSTRAINT_MODES}, got {constraint_mode!r}")
+        if constraint_model not in CONSTRAINT_MODELS:
+            raise ValueError(f"constraint_model must be one of {CONSTRAINT_MODELS}, got {constraint_model!r}")
+        if not (isinstance(stretch_limit, (int, float)) and np.isfinite(stretch_limit) and stretch_limit > 0):
+            raise ValueError(f"stretch_limit must be a number > 0 (e.g. 0.01 for 1 %), got {stretch_limit!r}")
+        self._constraint_model, self._stretch_limit = constraint_model, float(stretch_limit)
         self._mesh, self._material = mesh, material or Material()
         self._mode, self._corner_angle = constraint_mode, float(corner_angle_deg)
         self._velocity, self._validate = initial_velocity, validate
@@ -190,12 +207,18 @@ class ModelBuilder:
                                                 use_boundary=False)
         check_thickness(mesh, mesh.vertices, self._self_collision)
         ids = np.array([i for g in self._grasps for i in g.nodes], dtype=np.int64)
+        limits = None
+        if self._constraint_model == "stretch-limited":
+            free = np.ones(n, dtype=bool)
+            free[ids] = False
+            limits = stretch_limits(mesh, self._stretch_limit, exclude=topology.boundary_edges(mesh), free_mask=free)
         schedule = ControlSchedule(tuple(self._grasps), ids, mesh.vertices[ids].copy())
         v0 = np.zeros((n, 3))
         if self._velocity is not None:
             v0[:] = np.broadcast_to(np.asarray(self._velocity, dtype=float), (n, 3))
         return ClothModel(
-            mesh=mesh, material=mat, constraint_mode=self._mode, area_mass=lumped_mass(mesh), constraints=cons,
+            mesh=mesh, material=mat, constraint_mode=self._mode, constraint_model=self._constraint_model,
+            stretch_limits=limits, area_mass=lumped_mass(mesh), constraints=cons,
             bending=bending_matrix(mesh), shear_rows=shear, interior_nodes=interior, corner_nodes=corners,
             schedule=schedule, initial_positions=mesh.vertices.copy(), initial_velocities=v0,
             corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),

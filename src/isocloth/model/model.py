@@ -10,7 +10,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from isocloth.control import Control, ControlSchedule
-from isocloth.fem.inextensibility import InextensibilityConstraints
+from isocloth.fem.inextensibility import InextensibilityConstraints, RowKind
+from isocloth.fem.stretch_limits import StretchLimits
 from isocloth.mesh.mesh import Mesh
 from isocloth.model.material import Material
 from isocloth.state import State
@@ -103,6 +104,10 @@ class ClothModel:
     mesh : Mesh
     material : Material
     constraint_mode : "inextensible" (E, F, G rows) or "quasi-inextensible" (E, G rows + shear energy)
+    constraint_model : "stretch-limited" (the rows plus element stretch limits) or "thesis-nodal"
+    stretch_limits : StretchLimits or None
+        Upper bounds on the element edge lengths (:mod:`isocloth.fem.stretch_limits`), inequality
+        rows of every projection; None for "thesis-nodal".
     area_mass : (n,) float64
         Lumped nodal areas [m²] (thesis eq. 2.10); nodal masses are ρ·area_mass [kg].
     constraints : InextensibilityConstraints
@@ -124,6 +129,8 @@ class ClothModel:
     mesh: Mesh
     material: Material
     constraint_mode: str
+    constraint_model: str
+    stretch_limits: StretchLimits | None
     area_mass: np.ndarray
     constraints: InextensibilityConstraints
     bending: sp.csr_matrix
@@ -180,6 +187,24 @@ class ClothModel:
         if "rows" not in self._cache:
             self._cache["rows"] = self.constraints.rows_touching(self.free_mask & (self.area_mass > 0))
         return self._cache["rows"]
+
+    @property
+    def held_constraints(self) -> InextensibilityConstraints:
+        """The constraints followed by one squared-length row per stretch limit at its bound,
+        ‖p_a − p_b‖² − ((1 + ε̄) L_e)² (row ``constraint_count + e`` is limit e): the rows of
+        edges held at their bound (:mod:`isocloth.fem.stretch_limits`). The constraints alone
+        when the model has no stretch limits."""
+        if "held" not in self._cache:
+            lim = self.stretch_limits
+            self._cache["held"] = (self.constraints if lim is None else
+                                   self.constraints.with_length_rows(lim.pairs, lim.bound, RowKind.STRETCH_LIMIT))
+        return self._cache["held"]
+
+    def rows_holding(self, held: np.ndarray) -> np.ndarray:
+        """Rows of :attr:`held_constraints` a projection enforces: the active rows, then the rows
+        of the held edges ``held`` (h,) int64 (indices into ``stretch_limits``)."""
+        held = np.asarray(held, dtype=np.int64)
+        return self.active_rows if held.size == 0 else np.concatenate([self.active_rows, self.constraint_count + held])
 
     @property
     def constraint_count(self) -> int:
@@ -257,6 +282,8 @@ class ClothModel:
                      "quads": self.mesh.quad_count},
             "material": self.material.to_dict(),
             "constraint_mode": self.constraint_mode,
+            "constraint_model": self.constraint_model,
+            "stretch_limit": None if self.stretch_limits is None else self.stretch_limits.limit,
             "constraints": self.constraints.count_by_kind(),
             "corner_nodes": self.corner_nodes.tolist(),
             "corner_angle_deg": self.corner_angle_deg,

@@ -341,6 +341,7 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
     base_dir = Path(base_dir)
     mesh = build_mesh(cfg, base_dir)
     b = ModelBuilder().set_cloth(mesh, material_of(cfg.cloth), constraint_mode=cfg.cloth.constraint_mode,
+                                 constraint_model=cfg.cloth.constraint_model, stretch_limit=cfg.cloth.stretch_limit,
                                  corner_angle_deg=cfg.cloth.corner_angle_deg,
                                  initial_velocity=cfg.cloth.initial_velocity)
     from isocloth.scenes.obstacle_specs import build_obstacles

@@ -111,6 +111,12 @@ class ClothSpec(_Strict):
                                              "stabilisation energy (isocloth.fem.membrane); 0 = thesis model")
     gravity: float | None = None
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
+    constraint_model: Literal["stretch-limited", "thesis-nodal"] = Field(
+        default="stretch-limited", description="'stretch-limited': the nodal E, F, G rows of Coltraro et al. "
+        "plus an upper bound on every element edge's length (isocloth.fem.stretch_limits); 'thesis-nodal': "
+        "the rows of thesis Algorithm 1 alone")
+    stretch_limit: float = Field(default=0.01, gt=0, lt=1, description="largest stretch of an element edge "
+                                 "(dimensionless; 0.01 = 1 %) in the 'stretch-limited' model")
     corner_angle_deg: float = Field(default=45.0, gt=0, lt=180)
     initial_velocity: Vec3Free = (0.0, 0.0, 0.0)
     relax_initial: bool = Field(default=False, description="project the initial shape onto the constraints first")

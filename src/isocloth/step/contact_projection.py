@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
-from isocloth.contact.rows import ContactRows, inequality_rows
+from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
 from isocloth.contact.self_collision import CollisionRows, CollisionSet
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
 from isocloth.solvers.friction import FrictionImpulses
@@ -67,12 +67,14 @@ __all__ = ["ContactProjection", "ContactStats"]
 @dataclass(kw_only=True)
 class ContactStats(ContactDiagnostics):
     """Per-step contact statistics (fields of :class:`~isocloth.step.diagnostics.ContactDiagnostics`,
-    copied into StepInfo), the keys of the final working set (warm start of the next step) and the
+    copied into StepInfo), the keys of the final working set (warm start of the next step), the
     step's observation set of collision rows (None without collision detection; the membrane
-    relaxation keeps them, ``isocloth.step.membrane_relaxation``)."""
+    relaxation keeps them, ``isocloth.step.membrane_relaxation``) and the element edges held at
+    their stretch bound for the next step (``isocloth.fem.stretch_limits``)."""
 
     active_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     observation: CollisionRows | None = None
+    held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 @dataclass
@@ -86,6 +88,7 @@ class _Pass:
     rows: ContactRows | None
     crossings: CollisionRows
     log: IterLog
+    held: np.ndarray
 
 
 @dataclass
@@ -142,7 +145,7 @@ class ContactProjection:
         return WorkingFactor(w3, A_E, A_I, working, cache=self._cache)
 
     def solve(self, model, x_prev: np.ndarray, x0: np.ndarray, t: float, dt: float,
-              warm_keys: np.ndarray | None = None) -> tuple[SolveResult, ContactStats]:
+              warm_keys: np.ndarray | None = None, held: np.ndarray | None = None) -> tuple[SolveResult, ContactStats]:
         """Project x0 onto inextensibility, contacts and collision constraints at time t (end of
         the step).
 
@@ -153,6 +156,10 @@ class ContactProjection:
         x0 : (n, 3) float64 [m], unconstrained positions (grasped nodes at their targets)
         t : float [s]; dt : float [s]
         warm_keys : row keys active at the previous step (warm start, Remark 5.3.1)
+        held : (h,) int64, element edges held at their stretch bound at the previous step
+            (``State.held_edges``; ignored without ``model.stretch_limits``). Edges found beyond
+            their bound at an iterate are held from then on; at the end an edge whose multiplier
+            pushes its ends apart is released (``ContactStats.held``).
 
         Returns
         -------
@@ -167,10 +174,12 @@ class ContactProjection:
         omega = float(opts.omega) if det is not None else float("nan")
         passes = opts.max_restarts + 1 if det is not None else 1
         iterations = 0
+        held = np.zeros(0, dtype=np.int64) if held is None or model.stretch_limits is None else \
+            np.asarray(held, dtype=np.int64)
         for attempt in range(passes):
-            out = self._pass(model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats)
+            out = self._pass(model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held)
             iterations += len(out.log.residuals) - 1
-            keys_W = out.keys_W
+            keys_W, held = out.keys_W, out.held
             if out.crossings.count == 0 or out.status is not SolveStatus.CONVERGED or attempt == passes - 1:
                 # restarts only follow a converged pass: the crossings of an unconverged iterate are
                 # not trustworthy, and restarting from them made a failing step diverge (hit-a2);
@@ -188,13 +197,17 @@ class ContactProjection:
         stats.omega = omega
         R = out.rows
         if R is not None:
-            stats.contact_count = R.count
-            stats.min_gap = float(R.gap.min()) if R.count else float("inf")
-            stats.collision_rows = R.self_count
+            stretch, _ = stretch_rows_of(R)  # stretch limits are counted in held_edges only
+            stats.contact_count = R.count - int(stretch.sum())
+            stats.min_gap = float(R.gap[~stretch].min()) if stats.contact_count else float("inf")
+            stats.collision_rows = R.self_count - int(stretch.sum())
             stats.active_collisions = int(np.count_nonzero(keys_W < 0))
         stats.active_keys = np.array(sorted(keys_W.tolist()), dtype=np.int64)
         stats.active_contacts = int(stats.active_keys.size)
         stats.observation = collisions.rows if collisions is not None else None
+        if held.size:  # Σζ > 0 (M Δφ = A_Eᵀ ζ): the row pushes the edge's ends apart, release it
+            held = held[out.lam[model.constraint_count + held] <= 0.0]
+        stats.held, stats.held_edges = held, int(held.size)
         return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
                            residual=out.log.residuals[-1], log=out.log), stats
 
@@ -238,9 +251,14 @@ class ContactProjection:
                 return False
         return True
 
-    def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats) -> _Pass:
-        """One iteration of thesis Algorithm 2 from φ0 (seed 000 §4.1)."""
-        cons, rows = model.constraints, model.active_rows
+    def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held) -> _Pass:
+        """One iteration of thesis Algorithm 2 from φ0 (seed 000 §4.1); ``held`` (h,) int64: the
+        element edges held at their stretch bound so far (grows at every iterate)."""
+        # the stretch-limit rows of held edges live in model.held_constraints; the plain
+        # constraints (the same rows without them) are cheaper to evaluate while none is held
+        cons = model.held_constraints if held.size else model.constraints
+        rows = model.rows_holding(held)
+        limits = model.stretch_limits
         n = x0.shape[0]
         w = model.inverse_masses
         w3 = np.repeat(w, 3)
@@ -248,7 +266,7 @@ class ContactProjection:
         scale = cons.scale[rows]
         x = np.array(x0, dtype=np.float64, copy=True)
         log = IterLog()
-        lam = np.zeros(cons.row_count)
+        lam = np.zeros(model.held_constraints.row_count)
         fric = FrictionImpulses()
         status = SolveStatus.MAX_ITERATIONS
         R = None
@@ -271,9 +289,10 @@ class ContactProjection:
                 if found:
                     A_coll = None
             R, A_I, A_coll = inequality_rows(model, x, t, self.margin, collisions.rows if collisions is not None
-                                             else None, faces, A_coll)
+                                             else None, faces, A_coll, held)
             stats.detection_time += time.perf_counter() - tic
-            min_gap = float(R.gap.min()) if R.count else np.inf
+            stretch, stretch_index = stretch_rows_of(R)
+            min_gap = float(R.gap[~stretch].min()) if R.count > stretch_index.size else np.inf
             log.residuals.append(res)
             keys = R.keys
             working = np.flatnonzero(np.isin(keys, keys_W)) if keys_W.size else np.zeros(0, dtype=np.int64)
@@ -291,6 +310,8 @@ class ContactProjection:
             # ε1 applies once a QP has been solved; before that any penetration triggers one (a
             # tolerated penetration left for the next step would make the contact velocity jitter)
             gap_ok = min_gap >= (-self.penetration_tolerance if j > 0 else 0.0)
+            if limits is not None:  # every edge within its stretch bound to half the relative tolerance
+                gap_ok = gap_ok and float(limits.strain(x).max(initial=0.0)) <= limits.limit + 0.5 * self.tolerance
             # friction has stabilised (eq. 6, ε2): its pending change moves no contact point by more
             # than ε2, or the last QP, which applied the previous change, moved no node by more than
             # ε2 (the Delassus prediction can overstate motions along nearly dependent rows)
@@ -330,6 +351,16 @@ class ContactProjection:
             lam[rows] += qp.zeta_E
             fric.set_normal_impulse(R, qp.gamma)
             keys_W = keys[qp.working]
+            taut = qp.working[stretch[qp.working]]
+            if taut.size and isinstance(self.qp_solver, SolverActiveSet):
+                # stretch limits in the working set are held, as equality rows, for the rest of the
+                # step: the working set of the limits only grows within a step (released at its end)
+                e = stretch_index[np.searchsorted(np.flatnonzero(stretch), taut)]
+                lam[model.constraint_count + e] -= qp.gamma[taut] / (2.0 * limits.bound[e])  # ζ of ‖e‖² − b²
+                held = np.union1d(held, e)
+                cons, rows = model.held_constraints, model.rows_holding(held)
+                scale = cons.scale[rows]
+                keys_W = keys_W[~stretch[qp.working]]
             stats.qp_iterations += qp.iterations
             stats.constraints_added += qp.added
             stats.constraints_removed += qp.removed
@@ -338,4 +369,4 @@ class ContactProjection:
         if status is not SolveStatus.CONVERGED and best[1] is not None and best[0] < log.residuals[-1]:
             res_b, x, lam, keys_W, R = best
             log.residuals.append(res_b)
-        return _Pass(x, lam, status, keys_W, R, crossings, log)
+        return _Pass(x, lam, status, keys_W, R, crossings, log, held)

@@ -27,6 +27,8 @@ class ContactDiagnostics:
     collision_rows : int, self-collision and thin-obstacle rows in the observation set at the end
         (seed 000 §4.1: it grows at every iteration)
     active_collisions : int, collision rows in the final working set
+    held_edges : int, element edges held at their stretch bound at the end of the step
+        (``isocloth.fem.stretch_limits``)
     restarts : int, restarts of the step with ω ← decay·ω after a failed ω = 0 check (§4.1)
     crossings : int, crossing pairs still found by the final ω = 0 check (0 unless the restarts ran out)
     omega : float, proximity parameter ω of the accepted iteration (nan without collision detection)
@@ -47,6 +49,7 @@ class ContactDiagnostics:
     sliding: int = 0
     collision_rows: int = 0
     active_collisions: int = 0
+    held_edges: int = 0
     restarts: int = 0
     crossings: int = 0
     omega: float = float("nan")
@@ -71,6 +74,7 @@ class StepInfo(ContactDiagnostics):
     area_error_mean : float, mean relative element area error (eq. 2.24)
     area_error_dispersion : float, mean + 2·std of the element errors (eq. 2.25)
     area_error_max : float, largest relative element area error
+    edge_stretch_max : float, largest strain ‖p_a − p_b‖/L − 1 over the element edges (dimensionless)
     wall_time : float, seconds spent in the step
     substeps : int, sub-steps that made the step: ``Stepper.substeps`` (default 1), more where a
         failed contact step was split into halves (``Stepper.max_substep_depth``); iterations,
@@ -88,6 +92,7 @@ class StepInfo(ContactDiagnostics):
     area_error_mean: float = float("nan")
     area_error_dispersion: float = float("nan")
     area_error_max: float = float("nan")
+    edge_stretch_max: float = float("nan")
     wall_time: float = 0.0
     substeps: int = 1
     membrane_relaxed: bool = False

@@ -11,6 +11,7 @@ import time
 import numpy as np
 
 from isocloth.control import Control
+from isocloth.fem.stretch_limits import stretch_limits
 from isocloth.mesh.topology import element_areas, rest_element_areas
 from isocloth.solvers.projection import SolverProjection
 from isocloth.solvers.result import SolveResult, SolveStatus
@@ -19,6 +20,8 @@ from isocloth.step.diagnostics import StepInfo, area_errors
 from isocloth.step.predictor import Predictor
 
 __all__ = ["Stepper", "SimulationDiverged"]
+
+
 
 
 class SimulationDiverged(RuntimeError):
@@ -114,7 +117,8 @@ class Stepper:
 
             threadpool_limits(limits=int(blas_threads), user_api="blas")
         self.solver = solver or SolverProjection()
-        if contact_solver is None and model.has_contacts:
+        self._limits = getattr(model, "stretch_limits", None)
+        if contact_solver is None and (model.has_contacts or self._limits is not None):
             from isocloth.step.contact_projection import ContactProjection
 
             contact_solver = ContactProjection(tolerance=self.solver.tolerance,
@@ -126,6 +130,8 @@ class Stepper:
         self.predictor = Predictor(model, membrane=membrane_relaxation is None)
         self.area_diagnostics = area_diagnostics
         self._rest_areas = rest_element_areas(model.mesh)
+        self._edges = stretch_limits(model.mesh, 1.0)  # every element edge, for edge_stretch_max
+        self._held_key, self._held_rows = None, None
 
     # ------------------------------------------------------------------ stages
     def predict(self, state: State, control: Control, dt: float) -> np.ndarray:
@@ -142,13 +148,42 @@ class Stepper:
             return self.predictor.metric(dt)
         return None
 
-    def project(self, x0: np.ndarray, dt: float | None = None, factor_point: np.ndarray | None = None) -> SolveResult:
+    def project(self, x0: np.ndarray, dt: float | None = None, factor_point: np.ndarray | None = None,
+                held: np.ndarray | None = None) -> SolveResult:
         """Fast projection of x0 onto the inextensibility constraints (in the metric of
-        :meth:`projection_metric`); ``factor_point`` (n, 3) [m]: see ``State.factor_point``."""
+        :meth:`projection_metric`); ``factor_point`` (n, 3) [m]: see ``State.factor_point``;
+        ``held`` (h,) int64: element edges held at their stretch bound as equality rows
+        (``model.rows_holding``; their multipliers are ``lam[model.constraint_count + held]``,
+        > 0 in tension)."""
         m = self.model
         W = self.projection_metric(self.dt if dt is None else dt)
-        return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows, metric=W,
+        held = np.zeros(0, dtype=np.int64) if held is None else np.asarray(held, dtype=np.int64)
+        if held.size == 0:
+            return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows, metric=W,
+                                     factor_point=factor_point)
+        key = held.tobytes()
+        if self._held_key != key:  # the same array object while the held set does not change (factor pattern kept)
+            self._held_key, self._held_rows = key, m.rows_holding(held)
+        return self.solver.solve(x0, m.inverse_masses, m.held_constraints, self._held_rows, metric=W,
                                  factor_point=factor_point)
+
+    def project_limited(self, x0: np.ndarray, dt: float, factor_point: np.ndarray | None,
+                        held: np.ndarray) -> tuple[SolveResult, np.ndarray]:
+        """Fast projection with the ``held`` element edges (``model.stretch_limits``) as equality
+        rows at their bound. Returns the result and the edges held from now on: those whose
+        multiplier pushes their ends apart (λ < 0, compression) are released. Holding edges only
+        where the contact QPs chose them keeps the equality rows consistent: holding every edge
+        found beyond its bound over-constrains the nodal rows (a 20 × 20 sheet diverged)."""
+        res = self.project(x0, dt, factor_point=factor_point, held=held)
+        if held.size and res.status is SolveStatus.CONVERGED:
+            held = held[res.lam[self.model.constraint_count + held] >= 0.0]
+        return res, held
+
+    def _exceeds(self, x: np.ndarray) -> bool:
+        """Whether an element edge at x (n, 3) [m] exceeds its stretch bound by more than half the
+        relative tolerance (the acceptance of the contact projection)."""
+        lim = self._limits
+        return lim is not None and bool(lim.count) and float(lim.strain(x).max()) > lim.limit + 0.5 * self.solver.tolerance
 
     def step(self, state: State, control: Control | None = None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step.
@@ -289,20 +324,33 @@ class Stepper:
         t_new = state.t + dt
         x0 = self.predict(state, control, dt)
         cstats = None
+        held = state.held_edges
+        res = None
         if self.contact_solver is not None and self.model.has_contacts:
-            res = None
             reuse = {}  # the second check reuses the first's broad phase
             if (self.contact_free_fast_path and state.contact_keys.size == 0
                     and hasattr(self.contact_solver, "is_clear")
                     and self.contact_solver.is_clear(self.model, state.x, x0, t_new, dt, reuse=reuse)):
-                trial = self.project(x0, dt, factor_point=state.factor_point)
+                trial, trial_held = self.project_limited(x0, dt, state.factor_point, state.held_edges)
                 if (trial.status is SolveStatus.CONVERGED
                         and self.contact_solver.is_clear(self.model, state.x, trial.x, t_new, dt, reuse=reuse)):
-                    res = trial
+                    res, held = trial, trial_held
             if res is None:
-                res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys)
+                res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys,
+                                                        held=state.held_edges)
+                held = cstats.held
         else:
-            res = self.project(x0, dt, factor_point=state.factor_point)
+            res, held = self.project_limited(x0, dt, state.factor_point, state.held_edges)
+        if cstats is None and res.status is SolveStatus.CONVERGED and self._exceeds(res.x):
+            # edges beyond their stretch bound: continue from the fast projection with the limits as
+            # inequality rows of the contact QPs, which choose the edges to hold
+            fast = res
+            res, cstats = self.contact_solver.solve(self.model, state.x, fast.x, t_new, dt, state.contact_keys,
+                                                    held=held)
+            held = cstats.held
+            res.iterations += fast.iterations
+            cstats.factorizations += fast.factorizations
+            res.factor_point = fast.factor_point
         x = res.x
         relaxed, rel = False, None
         if self.membrane_relaxation is not None and res.status is SolveStatus.CONVERGED and np.isfinite(x).all():
@@ -315,7 +363,8 @@ class Stepper:
             bad = int(np.flatnonzero(~np.isfinite(x).all(1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s; reduce dt or check the scene")
         v = (x - state.x) / dt  # Algorithm 2, line 26; includes the membrane relaxation
-        new = State(x, v, t_new, state.step_index + 1, factor_point=getattr(res, "factor_point", None))
+        new = State(x, v, t_new, state.step_index + 1, factor_point=getattr(res, "factor_point", None),
+                    held_edges=held)
         info = StepInfo(t=t_new, iterations=res.iterations, residual=res.residual,
                         converged=res.status is SolveStatus.CONVERGED,
                         factorizations=getattr(res, "factorizations", 0), membrane_relaxed=relaxed)
@@ -326,6 +375,7 @@ class Stepper:
         if cstats is not None:
             new.contact_keys = cstats.active_keys
             info.set_contact(cstats)
+        info.held_edges = int(held.size)
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
         if self.area_diagnostics:
@@ -334,4 +384,5 @@ class Stepper:
             info.area_error_mean = err["mean"]
             info.area_error_dispersion = err["dispersion"]
             info.area_error_max = err["max"]
+            info.edge_stretch_max = float(self._edges.strain(x).max()) if self._edges.count else 0.0
         return new, info

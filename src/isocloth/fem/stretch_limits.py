@@ -1,0 +1,129 @@
+"""Element stretch limits: no element edge longer than (1 + ε̄) times its rest length.
+
+The thesis' rows (eq. 2.12–2.15) hold *nodal averages* of the first fundamental form: a pattern of
+element strains whose averages vanish at every node (one element band stretched, the next
+compressed) costs no residual, and the discrete cloth uses it instead of folding
+(``docs/design/constraint-model.md``). The stretch limits close that gap with one inequality per
+element edge e = (a, b) of rest length L_e (the boundary edges are already equality rows, eq. 2.7):
+
+    ‖p_a − p_b‖ ≤ (1 + ε̄) L_e,
+
+the strain-limiting inequalities of Provot (1995) and Thomaszewski et al. (2009), here on top of
+the nodal equalities rather than instead of them. An isometric deformation keeps every edge chord
+at most as long as its geodesic, so the limits exclude none of the deformations the continuum
+model allows (compression of a chord by bending is free: there is no lower bound) and cannot lock
+a fold. With the nodal averages held, an element can then neither stretch by more than ε̄ nor
+shrink by much more than its neighbours stretch.
+
+The projections enforce them with an active set that lags one step (as strain limiting usually
+does): an edge found beyond its bound during a step is *held*, i.e. becomes the equality row
+‖p_a − p_b‖² − ((1 + ε̄) L_e)² = 0 (the form of eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`)
+for the rest of the step; at the end of the step an edge whose multiplier pushes its ends apart
+(compression) is released, the others stay held into the next step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from isocloth.fem.mass import _element_blocks
+from isocloth.mesh.mesh import Mesh
+
+__all__ = ["StretchLimits", "stretch_limits", "DEFAULT_STRETCH_LIMIT"]
+
+DEFAULT_STRETCH_LIMIT = 0.01
+"""ε̄ of the default constraint model: 1 % (woven fabrics stretch 0.5–2 % under their own weight)."""
+
+
+@dataclass(frozen=True, eq=False)
+class StretchLimits:
+    """Upper bounds on the lengths of element edges.
+
+    Attributes
+    ----------
+    pairs : (s, 2) int64, nodes (a, b) of each limited edge
+    rest_length : (s,) float64 [m], L_e
+    limit : float, ε̄ (dimensionless, > 0): the bound is (1 + ε̄) L_e
+    """
+
+    pairs: np.ndarray
+    rest_length: np.ndarray
+    limit: float
+
+    @property
+    def count(self) -> int:
+        return int(self.rest_length.size)
+
+    @property
+    def bound(self) -> np.ndarray:
+        """(s,) float64 [m], the largest allowed lengths (1 + ε̄) L_e."""
+        return (1.0 + self.limit) * self.rest_length
+
+    def lengths(self, x: np.ndarray) -> np.ndarray:
+        """(s,) float64 [m], ‖p_a − p_b‖ at positions x (n, 3) [m]."""
+        return np.linalg.norm(x[self.pairs[:, 0]] - x[self.pairs[:, 1]], axis=1)
+
+    def strain(self, x: np.ndarray) -> np.ndarray:
+        """(s,) float64, engineering strain ‖p_a − p_b‖ / L_e − 1 of every limited edge."""
+        return self.lengths(x) / self.rest_length - 1.0
+
+    def exceeding(self, x: np.ndarray, slack: float) -> np.ndarray:
+        """(k,) int64 indices of the edges whose strain at x (n, 3) [m] exceeds ε̄ + ``slack``."""
+        return np.flatnonzero(self.strain(x) > self.limit + slack)
+
+
+def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude: np.ndarray | None = None,
+                   free_mask: np.ndarray | None = None) -> StretchLimits:
+    """The stretch limits of every element edge of a mesh.
+
+    Parameters
+    ----------
+    mesh : Mesh
+        Triangles and/or quads; rest lengths come from the rest shape of each element
+        (``mesh.rest_corners``); an edge whose two elements disagree on it (per-corner rest shapes
+        of sewn garments) takes the longer, so that the limits never force a compression.
+    limit : float
+        ε̄ > 0 (dimensionless).
+    exclude : (b, 2) int64, optional
+        Edges to leave out (e.g. the boundary edges, whose lengths are equality rows), either order.
+    free_mask : (n,) bool, optional
+        Edges between two nodes that are both False (held) are left out: nothing can move them.
+
+    Returns
+    -------
+    StretchLimits, edges sorted by (min node, max node).
+
+    Raises
+    ------
+    ValueError
+        If ``limit`` is not a finite number > 0 (0 would demand exact edge lengths: that locks).
+    """
+    if not (np.isfinite(limit) and limit > 0):
+        raise ValueError(f"stretch limit must be a finite number > 0 (e.g. 0.01 for 1 %), got {limit!r}")
+    n = mesh.node_count
+    keys, lengths, pairs = [], [], []
+    for faces, corners, _ in _element_blocks(mesh):
+        k = faces.shape[1]
+        for a in range(k):
+            b = (a + 1) % k
+            i, j = faces[:, a], faces[:, b]
+            keys.append(np.minimum(i, j) * n + np.maximum(i, j))
+            pairs.append(np.stack([np.minimum(i, j), np.maximum(i, j)], axis=1))
+            lengths.append(np.linalg.norm(corners[:, a] - corners[:, b], axis=1))
+    if not keys:
+        return StretchLimits(np.zeros((0, 2), np.int64), np.zeros(0), float(limit))
+    keys, lengths, pairs = np.concatenate(keys), np.concatenate(lengths), np.concatenate(pairs)
+    order = np.lexsort((-lengths, keys))  # by key, longest rest length first
+    keys, lengths, pairs = keys[order], lengths[order], pairs[order]
+    first = np.r_[True, keys[1:] != keys[:-1]]
+    keys, lengths, pairs = keys[first], lengths[first], pairs[first]
+    keep = np.ones(keys.size, dtype=bool)
+    if exclude is not None and len(exclude):
+        ex = np.asarray(exclude, dtype=np.int64)
+        keep &= ~np.isin(keys, np.minimum(ex[:, 0], ex[:, 1]) * n + np.maximum(ex[:, 0], ex[:, 1]))
+    if free_mask is not None:
+        free = np.asarray(free_mask, dtype=bool)
+        keep &= free[pairs[:, 0]] | free[pairs[:, 1]]
+    return StretchLimits(pairs[keep].astype(np.int64), lengths[keep].astype(np.float64), float(limit))
