@@ -173,16 +173,18 @@ class ContactRows:
 
 
 def stretch_limit_rows(limits, x: np.ndarray, skip: np.ndarray | None = None) -> CollisionRows:
-    """The element stretch limits near their bound at the iterate x (n, 3) [m], linearised
-    (:mod:`isocloth.fem.stretch_limits`): for edge e = (a, b), weights (1, −1) on (a, b), normal
-    −u with u = (p_a − p_b)/‖p_a − p_b‖ and offset (1 + ε̄) L_e, so that the row's value at x is
-    g_e = (1 + ε̄) L_e − ‖p_a − p_b‖ and its gradient that of g_e. μ = 0 (internal rows carry no
-    friction); pair = (limit index, 0). Only edges with strain > (1 − STRETCH_BAND) ε̄ and not in
-    ``skip`` (limit indices, e.g. the edges already held as equality rows) are returned.
+    """The element length limits near their bound at the iterate x (n, 3) [m], linearised
+    (:mod:`isocloth.fem.stretch_limits`): for edge e = (a, b) with sign s (+1 upper, −1 lower
+    bound b_e), weights (1, −1) on (a, b), normal −s·u with u = (p_a − p_b)/‖p_a − p_b‖ and offset
+    s·b_e, so that the row's value at x is g_e = s (b_e − ‖p_a − p_b‖) ≥ 0 and its gradient that of
+    g_e. μ = 0 (internal rows carry no friction); pair = (limit index, 0). Only limits within
+    STRETCH_BAND·ε̄ of their bound (relative to L_e) and not in ``skip`` (limit indices, e.g. those
+    already held as equality rows) are returned.
     """
     e = x[limits.pairs[:, 0]] - x[limits.pairs[:, 1]]
     length = np.linalg.norm(e, axis=1)
-    near = length > (1.0 + (1.0 - STRETCH_BAND) * limits.limit) * limits.rest_length
+    sign = limits.sign.astype(np.float64)
+    near = sign * (length - limits.bound) > -STRETCH_BAND * limits.limit * limits.rest_length
     if skip is not None and len(skip):
         near[np.asarray(skip, dtype=np.int64)] = False
     index = np.flatnonzero(near)
@@ -193,12 +195,13 @@ def stretch_limit_rows(limits, x: np.ndarray, skip: np.ndarray | None = None) ->
     nodes[:, :2] = limits.pairs[index]
     weights = np.zeros((k, 4))
     weights[:, 0], weights[:, 1] = 1.0, -1.0
+    s, b = sign[index], limits.bound[index]
     z = np.zeros(k)
     return CollisionRows(kind=np.full(k, KIND_STRETCH_LIMIT, dtype=np.int64),
                          pair=np.column_stack([index, np.zeros(k, dtype=np.int64)]), nodes=nodes, weights=weights,
-                         normal=-e[index] / length[index, None], thickness=z.copy(), offset=limits.bound[index],
+                         normal=-s[:, None] * e[index] / length[index, None], thickness=z.copy(), offset=s * b,
                          mu=z.copy(), obstacle_velocity=np.zeros((k, 3)), time=np.full(k, np.nan),
-                         gap=limits.bound[index] - length[index])
+                         gap=s * (b - length[index]))
 
 
 def stretch_rows_of(rows: ContactRows) -> tuple[np.ndarray, np.ndarray]:

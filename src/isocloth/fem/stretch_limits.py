@@ -4,22 +4,26 @@ The thesis' rows (eq. 2.12–2.15) hold *nodal averages* of the first fundamenta
 element strains whose averages vanish at every node (one element band stretched, the next
 compressed) costs no residual, and the discrete cloth uses it instead of folding
 (``docs/design/constraint-model.md``). The stretch limits close that gap with one inequality per
-element edge e = (a, b) of rest length L_e (the boundary edges are already equality rows, eq. 2.7):
+element edge and quad diagonal e = (a, b) of rest length L_e (the boundary edges are already
+equality rows, eq. 2.7):
 
     ‖p_a − p_b‖ ≤ (1 + ε̄) L_e,
+
+and, on the edges of (flat, linear) triangles, ‖p_a − p_b‖ ≥ (1 − ε̄) L_e,
 
 the strain-limiting inequalities of Provot (1995) and Thomaszewski et al. (2009), here on top of
 the nodal equalities rather than instead of them. An isometric deformation keeps every edge chord
 at most as long as its geodesic, so the limits exclude none of the deformations the continuum
-model allows (compression of a chord by bending is free: there is no lower bound) and cannot lock
-a fold. With the nodal averages held, an element can then neither stretch by more than ε̄ nor
-shrink by much more than its neighbours stretch.
+model allows (a chord shortens where a surface bends: quads, which bend across their diagonals,
+get no lower bound) and cannot lock a fold. With the nodal averages held, an element can then
+neither stretch by more than ε̄ nor shrink by much more than its neighbours stretch.
 
 The projections enforce them with an active set that lags one step (as strain limiting usually
 does): an edge found beyond its bound during a step is *held*, i.e. becomes the equality row
 ‖p_a − p_b‖² − ((1 + ε̄) L_e)² = 0 (the form of eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`)
-for the rest of the step; at the end of the step an edge whose multiplier pushes its ends apart
-(compression) is released, the others stay held into the next step.
+for the rest of the step; at the end of the step a held upper bound whose multiplier pushes the
+edge's ends apart (or a lower bound whose multiplier pulls them together) is released, the others
+stay held into the next step.
 """
 
 from __future__ import annotations
@@ -39,17 +43,20 @@ DEFAULT_STRETCH_LIMIT = 0.01
 
 @dataclass(frozen=True, eq=False)
 class StretchLimits:
-    """Upper bounds on the lengths of element edges.
+    """Bounds on the lengths of element edges: ‖p_a − p_b‖ ≤ bound (sign +1, stretch) or
+    ‖p_a − p_b‖ ≥ bound (sign −1, compression).
 
     Attributes
     ----------
-    pairs : (s, 2) int64, nodes (a, b) of each limited edge
+    pairs : (s, 2) int64, nodes (a, b) of each limited edge (an edge with both bounds appears twice)
     rest_length : (s,) float64 [m], L_e
-    limit : float, ε̄ (dimensionless, > 0): the bound is (1 + ε̄) L_e
+    sign : (s,) int8, +1 for an upper bound (1 + ε̄) L_e, −1 for a lower bound (1 − ε̄) L_e
+    limit : float, ε̄ (dimensionless, > 0)
     """
 
     pairs: np.ndarray
     rest_length: np.ndarray
+    sign: np.ndarray
     limit: float
 
     @property
@@ -58,8 +65,8 @@ class StretchLimits:
 
     @property
     def bound(self) -> np.ndarray:
-        """(s,) float64 [m], the largest allowed lengths (1 + ε̄) L_e."""
-        return (1.0 + self.limit) * self.rest_length
+        """(s,) float64 [m], the bounds (1 ± ε̄) L_e."""
+        return (1.0 + self.limit * self.sign) * self.rest_length
 
     def lengths(self, x: np.ndarray) -> np.ndarray:
         """(s,) float64 [m], ‖p_a − p_b‖ at positions x (n, 3) [m]."""
@@ -69,14 +76,20 @@ class StretchLimits:
         """(s,) float64, engineering strain ‖p_a − p_b‖ / L_e − 1 of every limited edge."""
         return self.lengths(x) / self.rest_length - 1.0
 
+    def violation(self, x: np.ndarray) -> np.ndarray:
+        """(s,) float64, by how much each bound is exceeded at x (n, 3) [m], relative to L_e
+        (positive: violated)."""
+        return self.sign * (self.lengths(x) - self.bound) / self.rest_length
+
     def exceeding(self, x: np.ndarray, slack: float) -> np.ndarray:
-        """(k,) int64 indices of the edges whose strain at x (n, 3) [m] exceeds ε̄ + ``slack``."""
-        return np.flatnonzero(self.strain(x) > self.limit + slack)
+        """(k,) int64 indices of the bounds exceeded at x (n, 3) [m] by more than ``slack`` (relative)."""
+        return np.flatnonzero(self.violation(x) > slack)
 
 
 def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude: np.ndarray | None = None,
-                   free_mask: np.ndarray | None = None) -> StretchLimits:
-    """The stretch limits of every element edge of a mesh.
+                   free_mask: np.ndarray | None = None, diagonals: bool = True,
+                   compression: bool = True) -> StretchLimits:
+    """The length limits of the elements of a mesh.
 
     Parameters
     ----------
@@ -90,10 +103,18 @@ def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude:
         Edges to leave out (e.g. the boundary edges, whose lengths are equality rows), either order.
     free_mask : (n,) bool, optional
         Edges between two nodes that are both False (held) are left out: nothing can move them.
+    diagonals : bool
+        Also bound the stretch of both diagonals of every quad: a sheared quad lengthens one of
+        them, and shear patterns with zero nodal average otherwise stay free (default True).
+    compression : bool
+        Also bound the compression of triangle edges: a linear triangle is flat, it folds only
+        at its edges, so a shorter edge is in-plane compression, which the nodal averages let a
+        sliver triangle take up in full (default True). Quads get no lower bound: a bilinear
+        quad bends across its diagonals and its edges stay chords of it.
 
     Returns
     -------
-    StretchLimits, edges sorted by (min node, max node).
+    StretchLimits: every upper bound, sorted by (min node, max node), then the lower bounds.
 
     Raises
     ------
@@ -103,21 +124,23 @@ def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude:
     if not (np.isfinite(limit) and limit > 0):
         raise ValueError(f"stretch limit must be a finite number > 0 (e.g. 0.01 for 1 %), got {limit!r}")
     n = mesh.node_count
-    keys, lengths, pairs = [], [], []
+    keys, lengths, pairs, tri = [], [], [], []
     for faces, corners, _ in _element_blocks(mesh):
         k = faces.shape[1]
-        for a in range(k):
-            b = (a + 1) % k
+        sides = [(a, (a + 1) % k) for a in range(k)] + ([(0, 2), (1, 3)] if diagonals and k == 4 else [])
+        for a, b in sides:
             i, j = faces[:, a], faces[:, b]
             keys.append(np.minimum(i, j) * n + np.maximum(i, j))
             pairs.append(np.stack([np.minimum(i, j), np.maximum(i, j)], axis=1))
             lengths.append(np.linalg.norm(corners[:, a] - corners[:, b], axis=1))
+            tri.append(np.full(i.size, k == 3))
     if not keys:
-        return StretchLimits(np.zeros((0, 2), np.int64), np.zeros(0), float(limit))
-    keys, lengths, pairs = np.concatenate(keys), np.concatenate(lengths), np.concatenate(pairs)
+        return StretchLimits(np.zeros((0, 2), np.int64), np.zeros(0), np.zeros(0, np.int8), float(limit))
+    keys, lengths, pairs, tri = (np.concatenate(v) for v in (keys, lengths, pairs, tri))
     order = np.lexsort((-lengths, keys))  # by key, longest rest length first
-    keys, lengths, pairs = keys[order], lengths[order], pairs[order]
+    keys, lengths, pairs, tri = keys[order], lengths[order], pairs[order], tri[order]
     first = np.r_[True, keys[1:] != keys[:-1]]
+    in_triangle = np.logical_or.reduceat(tri, np.flatnonzero(first))  # the edge belongs to a triangle
     keys, lengths, pairs = keys[first], lengths[first], pairs[first]
     keep = np.ones(keys.size, dtype=bool)
     if exclude is not None and len(exclude):
@@ -126,4 +149,8 @@ def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude:
     if free_mask is not None:
         free = np.asarray(free_mask, dtype=bool)
         keep &= free[pairs[:, 0]] | free[pairs[:, 1]]
-    return StretchLimits(pairs[keep].astype(np.int64), lengths[keep].astype(np.float64), float(limit))
+    low = keep & in_triangle if compression else np.zeros_like(keep)
+    P = np.concatenate([pairs[keep], pairs[low]]).astype(np.int64)
+    L = np.concatenate([lengths[keep], lengths[low]]).astype(np.float64)
+    sign = np.concatenate([np.ones(int(keep.sum()), np.int8), -np.ones(int(low.sum()), np.int8)])
+    return StretchLimits(P, L, sign, float(limit))

@@ -16,7 +16,7 @@ from isocloth.model.model import NO_SELF_COLLISION, ClothModel, SelfCollisionOpt
 __all__ = ["ModelBuilder", "CONSTRAINT_MODES", "CONSTRAINT_MODELS"]
 
 CONSTRAINT_MODES = ("inextensible", "quasi-inextensible")
-CONSTRAINT_MODELS = ("stretch-limited", "thesis-nodal")
+CONSTRAINT_MODELS = ("thesis-nodal", "stretch-limited")
 
 
 class ModelBuilder:
@@ -55,11 +55,11 @@ class ModelBuilder:
         mesh : Mesh
         material : Material (default: light cotton density, no damping)
         constraint_mode : "inextensible" or "quasi-inextensible" (no F rows; use shear_stiffness)
-        constraint_model : "stretch-limited" (default) or "thesis-nodal"
+        constraint_model : "thesis-nodal" (default) or "stretch-limited"
             "thesis-nodal": the rows of thesis Algorithm 1 alone (nodal averages of E, F, G and the
-            boundary edge lengths). "stretch-limited": the same rows plus an upper bound on the
-            length of every other element edge (:mod:`isocloth.fem.stretch_limits`), which removes
-            the element strain patterns the nodal averages cannot see.
+            boundary edge lengths). "stretch-limited": the same rows plus bounds on the length of
+            every other element edge and quad diagonal (:mod:`isocloth.fem.stretch_limits`), which
+            remove the element strain patterns the nodal averages cannot see.
         stretch_limit : float
             ε̄ of "stretch-limited" (dimensionless, > 0; default 0.01): no element edge gets longer
             than (1 + ε̄) times its rest length.

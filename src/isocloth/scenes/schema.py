@@ -111,10 +111,10 @@ class ClothSpec(_Strict):
                                              "stabilisation energy (isocloth.fem.membrane); 0 = thesis model")
     gravity: float | None = None
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
-    constraint_model: Literal["stretch-limited", "thesis-nodal"] = Field(
-        default="stretch-limited", description="'stretch-limited': the nodal E, F, G rows of Coltraro et al. "
-        "plus an upper bound on every element edge's length (isocloth.fem.stretch_limits); 'thesis-nodal': "
-        "the rows of thesis Algorithm 1 alone")
+    constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(
+        default="thesis-nodal", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "
+        "E, F, G; Coltraro et al. §2.4); 'stretch-limited': the same rows plus bounds on every element edge's "
+        "length (isocloth.fem.stretch_limits)")
     stretch_limit: float = Field(default=0.01, gt=0, lt=1, description="largest stretch of an element edge "
                                  "(dimensionless; 0.01 = 1 %) in the 'stretch-limited' model")
     corner_angle_deg: float = Field(default=45.0, gt=0, lt=180)

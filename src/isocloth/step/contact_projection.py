@@ -54,7 +54,7 @@ import numpy as np
 
 from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
 from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
-from isocloth.contact.self_collision import CollisionRows, CollisionSet
+from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, CollisionSet, collision_keys
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
 from isocloth.solvers.friction import FrictionImpulses
 from isocloth.solvers.linalg import SPDFactorCache
@@ -179,6 +179,16 @@ class ContactProjection:
         for attempt in range(passes):
             out = self._pass(model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held)
             iterations += len(out.log.residuals) - 1
+            if out.status is not SolveStatus.CONVERGED and model.stretch_limits is not None:
+                # held limits are equality rows; after a large move they can be (nearly) dependent
+                # with the nodal rows, and the QP steps explode (a garment landing on itself): redo
+                # the pass with every limit an inequality row, whose dependencies the QP resolves
+                warm = np.union1d(keys_W, collision_keys(KIND_STRETCH_LIMIT, held, np.zeros_like(held)))
+                retry = self._pass(model, x_prev, x0, t, dt, warm, det, omega, collisions, stats,
+                                   np.zeros(0, dtype=np.int64), hold=False)
+                iterations += len(retry.log.residuals) - 1
+                if retry.status is SolveStatus.CONVERGED or retry.log.residuals[-1] < out.log.residuals[-1]:
+                    out = retry
             keys_W, held = out.keys_W, out.held
             if out.crossings.count == 0 or out.status is not SolveStatus.CONVERGED or attempt == passes - 1:
                 # restarts only follow a converged pass: the crossings of an unconverged iterate are
@@ -201,12 +211,14 @@ class ContactProjection:
             stats.contact_count = R.count - int(stretch.sum())
             stats.min_gap = float(R.gap[~stretch].min()) if stats.contact_count else float("inf")
             stats.collision_rows = R.self_count - int(stretch.sum())
-            stats.active_collisions = int(np.count_nonzero(keys_W < 0))
+            stats.active_collisions = int(np.count_nonzero(keys_W < 0)) - int(np.count_nonzero(
+                np.isin(keys_W, R.keys[stretch])))
         stats.active_keys = np.array(sorted(keys_W.tolist()), dtype=np.int64)
         stats.active_contacts = int(stats.active_keys.size)
         stats.observation = collisions.rows if collisions is not None else None
-        if held.size:  # Σζ > 0 (M Δφ = A_Eᵀ ζ): the row pushes the edge's ends apart, release it
-            held = held[out.lam[model.constraint_count + held] <= 0.0]
+        if held.size:  # M Δφ = A_Eᵀ ζ: an upper bound with Σζ > 0 pushes the ends apart (a lower one with
+            # Σζ < 0 pulls them together): it is not holding the edge back, release it
+            held = held[model.stretch_limits.sign[held] * out.lam[model.constraint_count + held] <= 0.0]
         stats.held, stats.held_edges = held, int(held.size)
         return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
                            residual=out.log.residuals[-1], log=out.log), stats
@@ -251,9 +263,33 @@ class ContactProjection:
                 return False
         return True
 
-    def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held) -> _Pass:
+    @staticmethod
+    def _step_length(model, x, dx, rows, residuals) -> float:
+        """Backtracking for models with length limits: the QP step is halved (≤ 3 times) while the
+        largest relative violation of the rows (``rows`` of ``model.held_constraints``) and of the
+        limits exceeds twice the largest of the last three iterates' (the rule of
+        :class:`~isocloth.solvers.projection.SolverProjection`). A length limit is strongly
+        nonlinear for moves across its edge; full steps made strained starts diverge."""
+        cons, lim = model.held_constraints, model.stretch_limits
+
+        def merit(y):
+            C = cons.value(y)[rows]
+            return max(float(np.max(np.abs(C) / cons.scale[rows], initial=0.0)),
+                       float(np.max(lim.violation(y), initial=0.0)))
+
+        ref = 2.0 * max(max(residuals[-3:]), merit(x))
+        step = 1.0
+        for _ in range(3):
+            if merit(x + step * dx) <= ref:
+                break
+            step *= 0.5
+        return step
+
+    def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held,
+              hold: bool = True) -> _Pass:
         """One iteration of thesis Algorithm 2 from φ0 (seed 000 §4.1); ``held`` (h,) int64: the
-        element edges held at their stretch bound so far (grows at every iterate)."""
+        element length limits held as equality rows; with ``hold`` (and the active-set solver) the
+        limits in a QP's working set join them for the rest of the pass."""
         # the stretch-limit rows of held edges live in model.held_constraints; the plain
         # constraints (the same rows without them) are cheaper to evaluate while none is held
         cons = model.held_constraints if held.size else model.constraints
@@ -311,7 +347,7 @@ class ContactProjection:
             # tolerated penetration left for the next step would make the contact velocity jitter)
             gap_ok = min_gap >= (-self.penetration_tolerance if j > 0 else 0.0)
             if limits is not None:  # every edge within its stretch bound to half the relative tolerance
-                gap_ok = gap_ok and float(limits.strain(x).max(initial=0.0)) <= limits.limit + 0.5 * self.tolerance
+                gap_ok = gap_ok and float(limits.violation(x).max(initial=0.0)) <= 0.5 * self.tolerance
             # friction has stabilised (eq. 6, ε2): its pending change moves no contact point by more
             # than ε2, or the last QP, which applied the previous change, moved no node by more than
             # ε2 (the Delassus prediction can overstate motions along nearly dependent rows)
@@ -346,17 +382,19 @@ class ContactProjection:
                 qp = self.qp_solver.solve_qp(w3, f.ravel(), A_E, c, A_I, R.gap, working)
             if factor is not None:
                 stats.factorizations += 1
-            x = x + qp.dx.reshape(n, 3)
+            dx = qp.dx.reshape(n, 3)
+            x = x + (self._step_length(model, x, dx, rows, log.residuals) if limits is not None else 1.0) * dx
             step_max = float(np.abs(qp.dx).max()) if qp.dx.size else 0.0
             lam[rows] += qp.zeta_E
             fric.set_normal_impulse(R, qp.gamma)
             keys_W = keys[qp.working]
             taut = qp.working[stretch[qp.working]]
-            if taut.size and isinstance(self.qp_solver, SolverActiveSet):
+            if taut.size and hold and isinstance(self.qp_solver, SolverActiveSet):
                 # stretch limits in the working set are held, as equality rows, for the rest of the
                 # step: the working set of the limits only grows within a step (released at its end)
                 e = stretch_index[np.searchsorted(np.flatnonzero(stretch), taut)]
-                lam[model.constraint_count + e] -= qp.gamma[taut] / (2.0 * limits.bound[e])  # ζ of ‖e‖² − b²
+                # the multiplier ζ of ‖p_a − p_b‖² − b² that exerts the same force as γ on the row
+                lam[model.constraint_count + e] -= limits.sign[e] * qp.gamma[taut] / (2.0 * limits.bound[e])
                 held = np.union1d(held, e)
                 cons, rows = model.held_constraints, model.rows_holding(held)
                 scale = cons.scale[rows]

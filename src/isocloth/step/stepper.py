@@ -130,7 +130,7 @@ class Stepper:
         self.predictor = Predictor(model, membrane=membrane_relaxation is None)
         self.area_diagnostics = area_diagnostics
         self._rest_areas = rest_element_areas(model.mesh)
-        self._edges = stretch_limits(model.mesh, 1.0)  # every element edge, for edge_stretch_max
+        self._edges = stretch_limits(model.mesh, 1.0, diagonals=False, compression=False)  # for edge_stretch_max
         self._held_key, self._held_rows = None, None
 
     # ------------------------------------------------------------------ stages
@@ -175,15 +175,22 @@ class Stepper:
         where the contact QPs chose them keeps the equality rows consistent: holding every edge
         found beyond its bound over-constrains the nodal rows (a 20 × 20 sheet diverged)."""
         res = self.project(x0, dt, factor_point=factor_point, held=held)
-        if held.size and res.status is SolveStatus.CONVERGED:
-            held = held[res.lam[self.model.constraint_count + held] >= 0.0]
+        if held.size and res.status is not SolveStatus.CONVERGED:
+            # the held edges cannot all stay at their bound (e.g. grasps moving towards each other):
+            # project without them; edges then beyond a bound go to the contact QPs
+            retry = self.project(x0, dt, factor_point=factor_point)
+            retry.iterations += res.iterations
+            retry.factorizations += res.factorizations
+            return retry, np.zeros(0, dtype=np.int64)
+        if held.size and res.status is SolveStatus.CONVERGED:  # Δφ = −W⁻¹∇Cᵀλ: λ > 0 pulls an edge's ends together
+            held = held[self._limits.sign[held] * res.lam[self.model.constraint_count + held] >= 0.0]
         return res, held
 
     def _exceeds(self, x: np.ndarray) -> bool:
-        """Whether an element edge at x (n, 3) [m] exceeds its stretch bound by more than half the
-        relative tolerance (the acceptance of the contact projection)."""
+        """Whether an element edge at x (n, 3) [m] exceeds one of its length bounds by more than half
+        the relative tolerance (the acceptance of the contact projection)."""
         lim = self._limits
-        return lim is not None and bool(lim.count) and float(lim.strain(x).max()) > lim.limit + 0.5 * self.solver.tolerance
+        return lim is not None and bool(lim.count) and float(lim.violation(x).max()) > 0.5 * self.solver.tolerance
 
     def step(self, state: State, control: Control | None = None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step.

@@ -1,0 +1,132 @@
+"""The two constraint models side by side: thesis-nodal vs stretch-limited (isocloth.fem.stretch_limits).
+
+For each scene both models run in the same process, alternating (``--repeats`` rounds), and the
+script prints one Markdown row per run: CPU time per simulated second and real-time factor
+(process CPU time, area diagnostics included), projection iterations per step, and the fidelity
+measures taken at every step: peak edge stretch (element edges, len/rest − 1), mean and largest
+element area error (thesis eq. 2.24) and total area error (eq. 2.23), the deepest penetration into
+an obstacle, and unconverged steps. The CPU ratio is stretch-limited / thesis-nodal of the same round.
+
+Scenes
+------
+hang-a2          built-in (DIN A2, 7×9 nodes, shaken corners), 10 s
+sheet-20x20      1 × 1 m light-cotton, 20×20 nodes, hanging from its two top corners (vertical), 5 s
+sphere-20x20     the same sheet dropped flat from 5 cm onto a 25 cm sphere, μ = 0.5, 1 s
+tablecloth       built-in (laid on a μ = 2 table), 2 s
+cylinder-friction  built-in (μ = 0.55 bar), 2 s
+shorts-hang      built-in garment (its membrane stabilisation k_m = 1000 N/m in the thesis-nodal run;
+                 the stretch-limited run also without it, "plain"), 4 s
+
+Usage: python benchmarks/bench_constraint_model.py [--quick] [--only NAME ...] [--repeats N]
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import configure_threads  # noqa: E402
+
+THREADS = configure_threads()
+
+import argparse  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from _common import print_machine, sheet_config  # noqa: E402
+
+
+def _sphere_config(model: str, duration: float) -> dict:
+    return {"name": "sphere-20x20",
+            "cloth": {"mesh": {"generator": "rectangle", "width": 1.0, "height": 1.0, "nx": 20, "ny": 20,
+                               "element": "quad", "plane": "xy"},
+                      "placement": {"translate": [0.0, 0.0, 0.30]}, "noise": {"sigma": 0.0005, "seed": 0},
+                      "rho": 0.2, "fabric": "light-cotton", "constraint_model": model},
+            "obstacles": [{"type": "sphere", "center": [0.0, 0.0, 0.0], "radius": 0.25, "mu": 0.5}],
+            "simulation": {"dt": 0.01, "duration": duration}, "output": {"video": "none"}}
+
+
+def build(name: str, model: str, duration: float, plain: bool = False):
+    """A Scene of ``name`` with ``constraint_model = model``; ``plain`` drops the membrane option."""
+    from isocloth.scenes.loader import build_scene, config_from_dict, load_scene
+
+    if name == "sheet-20x20":
+        cfg = sheet_config("sheet-20x20", 1.0, 1.0, 20, 20, dt=0.01, duration=duration)
+        cfg["cloth"]["constraint_model"] = model
+        return build_scene(config_from_dict(cfg))
+    if name == "sphere-20x20":
+        return build_scene(config_from_dict(_sphere_config(model, duration)))
+    over = [f"cloth.constraint_model='{model}'", "output.video='none'", f"simulation.duration={duration}"]
+    if plain:
+        over.append("cloth.membrane_stiffness=0")
+    return load_scene(name, over)
+
+
+def measure(name: str, model: str, duration: float, plain: bool = False) -> dict:
+    sc = build(name, model, duration, plain)
+    st, s = sc.stepper, sc.initial_state
+    s, _ = st.step(s)  # warm-up (numba compilation, factor patterns): not timed
+    out = dict(stretch=0.0, mean=0.0, largest=0.0, total=0.0, penetration=0.0, unconverged=0, steps=0,
+               iterations=0, status="ok")
+    cpu = 0.0
+    try:
+        while s.t < sc.duration - 1e-9:
+            t0 = time.process_time()
+            s, info = st.step(s)
+            cpu += time.process_time() - t0
+            out["steps"] += 1
+            out["iterations"] += info.iterations
+            out["unconverged"] += not info.converged
+            out["stretch"] = max(out["stretch"], info.edge_stretch_max)
+            out["mean"] = max(out["mean"], info.area_error_mean)
+            out["largest"] = max(out["largest"], info.area_error_max)
+            out["total"] = max(out["total"], info.area_error_total)
+            for obs in sc.model.obstacles:
+                out["penetration"] = max(out["penetration"], -float(obs.signed_distance(s.x, s.t).min()))
+    except Exception as exc:  # a diverged run is a result too
+        out["status"] = f"{type(exc).__name__}"
+    out["simulated"] = s.t - sc.dt
+    out["cpu"] = cpu
+    return out
+
+
+SCENES = {"hang-a2": 10.0, "sheet-20x20": 5.0, "sphere-20x20": 1.0, "tablecloth": 2.0, "cylinder-friction": 2.0,
+          "shorts-hang": 4.0}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="1/5 of the simulated time")
+    ap.add_argument("--only", nargs="*", default=None)
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--blas-threads", default=None, help="see benchmarks/_common.py")
+    args = ap.parse_args()
+    print_machine(THREADS)
+    print()
+    print("| scene | model | CPU s / sim s | RTF | its/step | peak edge stretch | mean elem. area err. | "
+          "largest elem. err. | total area err. | penetration [mm] | unconverged | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, duration in SCENES.items():
+        if args.only and name not in args.only:
+            continue
+        duration = duration / 5 if args.quick else duration
+        runs = [("thesis-nodal", False), ("stretch-limited", False)]
+        if name == "shorts-hang":
+            runs.append(("stretch-limited", True))
+        for _ in range(args.repeats):
+            base = None
+            for model, plain in runs:
+                r = measure(name, model, duration, plain)
+                per = r["cpu"] / max(r["simulated"], 1e-12)
+                base = per if base is None else base
+                label = model + (" (plain)" if plain else "") + ("" if r["status"] == "ok" else f" [{r['status']}]")
+                print(f"| {name} | {label} | {per:.3f} | {1 / per:.2f}× | {r['iterations'] / max(r['steps'], 1):.2f} | "
+                      f"{100 * r['stretch']:.2f} % | {100 * r['mean']:.2f} % | {100 * r['largest']:.1f} % | "
+                      f"{100 * r['total']:.3f} % | {1000 * r['penetration']:.3f} | {r['unconverged']} | "
+                      f"{per / base:.2f} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
