@@ -399,5 +399,70 @@ def compare(recording: Path = typer.Argument(..., help="recording file"),
     typer.echo(f"results in {folder}: " + ", ".join(sorted(paths)))
 
 
+def _numbers(text: str, what: str) -> list[float]:
+    try:
+        return [float(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        _fail(f"{what} must be a comma-separated list of numbers, got {text!r}")
+
+
+@app.command()
+def study(kind: str = typer.Argument(..., help="cusick (drape coefficient vs mesh) or locking (thesis §2.7.1)"),
+          out: Optional[Path] = typer.Option(None, "--out", "-o", help="study folder (default runs/study-<kind>)"),
+          meshes: str = typer.Option("5x50,7x70,9x90,12x120,16x160", "--meshes",
+                                     help="cusick: node rings x nodes per ring, comma-separated (250-2560 nodes)"),
+          kappa: str = typer.Option("5e-5", "--kappa", help="cusick: bending stiffnesses [N·m], comma-separated"),
+          seeds: str = typer.Option("4", "--seeds", help="locking: noise seeds, comma-separated"),
+          duration: Optional[float] = typer.Option(None, "--duration", help="simulated time per case [s]"),
+          set_: list[str] = typer.Option([], "--set", help="scene override for every case, e.g. "
+                                         "--set cloth.constraint_model=stretch-limited")) -> None:
+    """Run a mesh-convergence study: one scene per mesh, a table, the settled shapes and a plot.
+
+    cusick: the drape coefficient (Coltraro et al., thesis §2.7.2) on a sequence of rings, with the
+    Richardson extrapolation of the three finest. locking: the free corner of the four meshes of
+    thesis §2.7.1 (Table 2.2). A re-run of the same folder skips the cases already done."""
+    from isocloth.mesh.mesh import MeshError
+    from isocloth.scenes.loader import SceneError
+    from isocloth.step.stepper import SimulationDiverged
+    from isocloth.validation.study import (cusick_cases, locking_cases, pairwise_corner_distances, plot_study,
+                                           richardson, run_study)
+
+    if kind not in ("cusick", "locking"):
+        _fail(f"study must be 'cusick' or 'locking', got {kind!r}")
+    folder = out or Path("runs") / f"study-{kind}"
+    try:
+        if kind == "cusick":
+            pairs = []
+            for item in meshes.split(","):
+                parts = item.strip().lower().split("x")
+                if len(parts) != 2 or not all(p.isdigit() for p in parts):
+                    _fail(f"--meshes takes rings x nodes per ring, e.g. 5x50,7x70; got {item!r}")
+                pairs.append((int(parts[0]), int(parts[1])))
+            cases = cusick_cases(pairs, _numbers(kappa, "--kappa"))
+        else:
+            cases = locking_cases([int(v) for v in _numbers(seeds, "--seeds")])
+        rows = run_study(kind, cases, folder, overrides=set_, duration=duration,
+                         report=lambda msg: typer.echo(msg, err=True))
+        plot = plot_study(kind, rows, folder / "convergence.png")
+    except (SceneError, MeshError, ValueError, FileNotFoundError) as exc:
+        _fail(str(exc))
+    except SimulationDiverged as exc:
+        _fail(f"simulation diverged: {exc} (the cases before it are in {folder / 'table.csv'})", 3)
+    for group in sorted({r["group"] for r in rows}):
+        sub = sorted((r for r in rows if r["group"] == group), key=lambda r: r["nodes"])
+        if kind == "cusick":
+            typer.echo(f"kappa = {group:g} N·m: " + ", ".join(f"{int(r['nodes'])} nodes {r['value']:.1f} %" for r in sub))
+            f_inf, p = richardson([r["nodes"] for r in sub], [r["value"] for r in sub])
+            typer.echo(f"  Richardson extrapolation: {f_inf:.1f} % (order {p:.2f})" if f_inf == f_inf else
+                       "  Richardson extrapolation: none (the differences do not shrink: not yet converging)")
+        else:
+            dists = pairwise_corner_distances(sub)[group]
+            typer.echo(f"seed {int(group)}: " + ", ".join(f"{r['case']} corner z {r['corner_z']:.3f} m, "
+                                                          f"com z {r['com_z']:.3f} m" for r in sub))
+            typer.echo("  pairwise corner distances [cm]: " + ", ".join(f"{a}-{b} {100 * d:.2f}"
+                                                                      for (a, b), d in dists.items()))
+    typer.echo(f"results in {folder}: table.csv, shapes/, {plot.name}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     app()
