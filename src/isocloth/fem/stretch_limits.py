@@ -18,12 +18,15 @@ model allows (a chord shortens where a surface bends: quads, which bend across t
 get no lower bound) and cannot lock a fold. With the nodal averages held, an element can then
 neither stretch by more than ε̄ nor shrink by much more than its neighbours stretch.
 
-The projections enforce them with an active set that lags one step (as strain limiting usually
-does): an edge found beyond its bound during a step is *held*, i.e. becomes the equality row
-‖p_a − p_b‖² − ((1 + ε̄) L_e)² = 0 (the form of eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`)
-for the rest of the step; at the end of the step a held upper bound whose multiplier pushes the
-edge's ends apart (or a lower bound whose multiplier pulls them together) is released, the others
-stay held into the next step.
+The projections enforce them with an active set (``isocloth.step.contact_projection``): a limit
+enters the QPs as an inequality row once its edge is near the bound (linearised at the iterate with
+u = (p_a − p_b)/‖p_a − p_b‖: weights (1, −1) on (a, b) and normal −u for an upper bound, +u for a
+lower one, :func:`isocloth.contact.rows.stretch_limit_rows`), and a limit in a QP's working set is
+*held* for the rest of the step, i.e. becomes the equality row ‖p_a − p_b‖² − b_e² = 0 (the form of
+eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`). At the end of the step a held upper
+bound whose multiplier pushes the edge's ends apart (or a lower bound whose multiplier pulls them
+together) is released; the others stay held into the next step, whose fast projection takes them
+as equality rows (a one-step lag, as strain limiting usually has).
 """
 
 from __future__ import annotations

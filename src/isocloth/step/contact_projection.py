@@ -43,6 +43,11 @@ check detects crossings with ω = 0 on the same broad-phase candidates; if a pai
 restarts from φ0 with ω ← ``omega_decay``·ω, keeping the observation set plus the crossing rows
 (at most ``max_restarts`` times; seed 000 §4.1). Rows whose weights sit only on grasped nodes are
 dropped (the solver cannot act on them).
+
+Element length limits (``model.stretch_limits``, :mod:`isocloth.fem.stretch_limits`) are linearised
+inequality rows of the same QPs near their bound (μ = 0). A limit in a QP's working set is held as an
+equality row for the rest of the step (limits entering and leaving every QP stalled the staggered
+friction iteration), and the QP steps are halved while the violation grows (docs/design/constraint-model.md).
 """
 
 from __future__ import annotations
@@ -156,10 +161,12 @@ class ContactProjection:
         x0 : (n, 3) float64 [m], unconstrained positions (grasped nodes at their targets)
         t : float [s]; dt : float [s]
         warm_keys : row keys active at the previous step (warm start, Remark 5.3.1)
-        held : (h,) int64, element edges held at their stretch bound at the previous step
-            (``State.held_edges``; ignored without ``model.stretch_limits``). Edges found beyond
-            their bound at an iterate are held from then on; at the end an edge whose multiplier
-            pushes its ends apart is released (``ContactStats.held``).
+        held : (h,) int64, element length limits held at their bound at the previous step
+            (``State.held_edges``; ignored without ``model.stretch_limits``). Limits enter the QPs
+            as inequality rows near their bound; those in a QP's working set are held (equality
+            rows) for the rest of the step; at the end a held limit whose multiplier does not hold
+            its edge back is released (``ContactStats.held``). A pass that fails with held rows
+            is redone with every limit an inequality row (``docs/design/constraint-model.md``).
 
         Returns
         -------
