@@ -89,7 +89,8 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
                f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
     typer.echo(f"  area error: total max {100 * summary.max_area_error_total:.3f} %, "
-               f"per-element mean max {100 * summary.max_area_error_mean:.2f} %")
+               f"per-element mean max {100 * summary.max_area_error_mean:.2f} %; "
+               f"peak edge stretch {100 * summary.max_edge_stretch:.2f} %")
     typer.echo(f"  results in {summary.folder}" + (f", video {summary.video}" if summary.video else ""))
     for hint in summary.extra.get("hints", []):
         typer.echo(f"  hint: {hint}")

@@ -58,6 +58,7 @@ class RunSummary:
     mean_iterations : float
     unconverged_steps : int
     max_area_error_total, max_area_error_mean : float (eq. 2.23, 2.24)
+    max_edge_stretch : float, largest element-edge strain of any step (``StepInfo.edge_stretch_max``)
     interrupted : bool
     extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`)
     video : Path or None
@@ -73,6 +74,7 @@ class RunSummary:
     unconverged_steps: int = 0
     max_area_error_total: float = 0.0
     max_area_error_mean: float = 0.0
+    max_edge_stretch: float = 0.0
     interrupted: bool = False
     video: Path | None = None
     extra: dict = field(default_factory=dict)
@@ -221,6 +223,8 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     summary.unconverged_steps = int(sum(not r["converged"] for r in diag_rows))
     summary.max_area_error_total = float(max((r["area_error_total"] for r in diag_rows), default=0.0))
     summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
+    stretch = [float(r["edge_stretch_max"]) for r in diag_rows if r.get("edge_stretch_max", "") not in ("", None)]
+    summary.max_edge_stretch = float(np.nanmax(stretch)) if stretch and not np.all(np.isnan(stretch)) else 0.0
     summary.extra["tolerance"] = scene.config.simulation.tolerance
     summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render
