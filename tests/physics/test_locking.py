@@ -33,16 +33,11 @@ import numpy as np
 import pytest
 
 from isocloth.scenes.loader import load_scene
+from isocloth.validation.study import LOCKING_MESHES
 
 pytestmark = pytest.mark.slow
 
-_SQUARE = 'width = 1.0, height = 1.0, plane = "xy"'
-MESHES = {
-    "tri472": f'{{ generator = "irregular", node_count = 472, seed = 1, {_SQUARE} }}',
-    "tri941": f'{{ generator = "irregular", node_count = 941, seed = 3, {_SQUARE} }}',
-    "quad529": f'{{ generator = "rectangle", nx = 23, ny = 23, element = "quad", {_SQUARE} }}',
-    "quad900": f'{{ generator = "rectangle", nx = 30, ny = 30, element = "quad", {_SQUARE} }}',
-}
+MESHES = LOCKING_MESHES  # the four meshes of thesis §2.7.1 (also `isocloth study locking`)
 FREE_CORNER = np.array([0.5, 0.5, 0.0])
 
 

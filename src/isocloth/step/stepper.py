@@ -39,7 +39,9 @@ class Stepper:
     solver : SolverProjection, optional
         Constraint solver (numerics only); default tolerance 1e-3.
     contact_solver : ContactProjection, optional
-        Used when the model has obstacles (default: active-set QPs with the solver's tolerance).
+        Used when the model has obstacles, thin obstacles or self-collisions, and for the steps of
+        a stretch-limited model whose fast projection leaves an element edge beyond its bound
+        (default: active-set QPs with the solver's tolerance).
     area_diagnostics : bool
         Compute the area errors of eq. 2.23–2.25 every step (cheap; on by default).
     blas_threads : int or None
