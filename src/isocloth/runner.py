@@ -223,8 +223,8 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     summary.unconverged_steps = int(sum(not r["converged"] for r in diag_rows))
     summary.max_area_error_total = float(max((r["area_error_total"] for r in diag_rows), default=0.0))
     summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
-    stretch = [float(r["edge_stretch_max"]) for r in diag_rows if r.get("edge_stretch_max", "") not in ("", None)]
-    summary.max_edge_stretch = float(np.nanmax(stretch)) if stretch and not np.all(np.isnan(stretch)) else 0.0
+    stretch = np.array([r.get("edge_stretch_max", np.nan) for r in diag_rows], dtype=np.float64)  # nan: not measured
+    summary.max_edge_stretch = float(np.max(stretch[np.isfinite(stretch)], initial=0.0))
     summary.extra["tolerance"] = scene.config.simulation.tolerance
     summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render

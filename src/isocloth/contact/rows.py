@@ -234,6 +234,7 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     collisions : CollisionRows of the observation set (frozen normals and weights), optional
     faces : (f, 3|4) int64 faces for the midpoint rows (``mesh_faces``), or None
     collision_jacobian : (s, 3n) csr of ``collisions`` from an earlier call with the same set, reused
+        (the midpoint and stretch-limit rows change at every iterate; their Jacobian is rebuilt)
     held : (h,) int64, stretch limits left out (see above)
 
     Returns

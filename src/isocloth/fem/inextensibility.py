@@ -171,16 +171,9 @@ class InextensibilityConstraints:
         row m + i is pair i."""
         n, m0, s = self.node_count, self.row_count, len(lengths)
         A = self.A.tocoo()
-        r = m0 + np.arange(s)
-        a, b = pairs[:, 0], pairs[:, 1]
-        one = np.ones(s)
-        R = np.concatenate([self.pair_row[A.row], r, r, r, r])
-        I = np.concatenate([self.pair_node[A.row], a, a, b, b])
-        Jn = np.concatenate([A.col, a, b, a, b])
-        V = np.concatenate([A.data, one, -one, -one, one])
-        uniq, pair_index = np.unique(R * n + I, return_inverse=True)
-        AA = sp.csr_matrix((V, (pair_index, Jn)), shape=(uniq.size, n))
-        AA.sum_duplicates()
+        R, I, Jn, V = _length_triplets(m0 + np.arange(s), pairs[:, 0], pairs[:, 1])
+        pair_row, pair_node, AA = _pair_matrix([self.pair_row[A.row]] + R, [self.pair_node[A.row]] + I,
+                                               [A.col] + Jn, [A.data] + V, n)
         sq = np.asarray(lengths, dtype=np.float64) ** 2
         return InextensibilityConstraints(
             row_count=m0 + s, node_count=n,
@@ -188,27 +181,59 @@ class InextensibilityConstraints:
             row_node=np.concatenate([self.row_node, np.full(s, -1, dtype=np.int64)]),
             row_edge=np.concatenate([self.row_edge, np.asarray(pairs, dtype=np.int64)]),
             C0=np.concatenate([self.C0, sq]), scale=np.concatenate([self.scale, sq]),
-            pair_row=(uniq // n).astype(np.int64), pair_node=(uniq % n).astype(np.int64), A=AA)
+            pair_row=pair_row, pair_node=pair_node, A=AA)
 
 
-def _boundary_edges_with_rest_length(mesh: Mesh):
-    """Boundary edges (b, 2) int64 and their rest lengths (b,) [m], from each edge's only face."""
-    keys, lengths, pairs = [], [], []
+def element_sides(mesh: Mesh, diagonals: bool = False):
+    """Every side of every element, once per element that has it.
+
+    Returns
+    -------
+    keys : (s,) int64, min(i, j)·n + max(i, j), equal for the occurrences of one edge
+    pairs : (s, 2) int64, nodes (i, j) in the element's orientation
+    lengths : (s,) float64 [m], rest lengths from that element's rest shape
+    corners : (s,) int64, the element's corner count (3 or 4)
+
+    With ``diagonals`` the two diagonals of every quad follow its four sides.
+    """
+    keys, lengths, pairs, corners_of = [], [], [], []
     n = mesh.node_count
     for faces, corners, _ in _element_blocks(mesh):
         k = faces.shape[1]
-        for a in range(k):
-            b = (a + 1) % k
+        sides = [(a, (a + 1) % k) for a in range(k)] + ([(0, 2), (1, 3)] if diagonals and k == 4 else [])
+        for a, b in sides:
             i, j = faces[:, a], faces[:, b]
             keys.append(np.minimum(i, j) * n + np.maximum(i, j))
             pairs.append(np.stack([i, j], axis=1))
             lengths.append(np.linalg.norm(corners[:, a] - corners[:, b], axis=1))
-    keys = np.concatenate(keys)
-    lengths = np.concatenate(lengths)
-    pairs = np.concatenate(pairs)
+            corners_of.append(np.full(i.size, k, dtype=np.int64))
+    if not keys:
+        return np.zeros(0, np.int64), np.zeros((0, 2), np.int64), np.zeros(0), np.zeros(0, np.int64)
+    return tuple(np.concatenate(v) for v in (keys, pairs, lengths, corners_of))
+
+
+def _boundary_edges_with_rest_length(mesh: Mesh):
+    """Boundary edges (b, 2) int64 and their rest lengths (b,) [m], from each edge's only face."""
+    keys, pairs, lengths, _ = element_sides(mesh)
     uniq, first, counts = np.unique(keys, return_index=True, return_counts=True)
     sel = first[counts == 1]
     return pairs[sel], lengths[sel]
+
+
+def _length_triplets(r: np.ndarray, a: np.ndarray, b: np.ndarray):
+    """(rows, nodes i, nodes j, values) of the squared-length rows r of edges (a, b), eq. 2.7:
+    T^{r a a} = T^{r b b} = 1, T^{r a b} = T^{r b a} = −1."""
+    one = np.ones(r.size)
+    return [r, r, r, r], [a, a, b, b], [a, b, a, b], [one, -one, -one, one]
+
+
+def _pair_matrix(R, I, Jn, V, n: int):
+    """(pair_row, pair_node, A csr (P, n)) from tensor triplets T^{R I Jn} = V (lists of arrays)."""
+    R, I, Jn, V = (np.concatenate(v) for v in (R, I, Jn, V))
+    uniq, pair_index = np.unique(R * n + I, return_inverse=True)
+    A = sp.csr_matrix((V, (pair_index, Jn)), shape=(uniq.size, n))
+    A.sum_duplicates()
+    return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), A
 
 
 def inextensibility_constraints(
@@ -293,10 +318,8 @@ def inextensibility_constraints(
     if use_boundary:
         be, length = _boundary_edges_with_rest_length(mesh)
         r = metric_rows + np.arange(be.shape[0])
-        a, b = be[:, 0], be[:, 1]
-        R += [r, r, r, r]; I += [a, a, b, b]; Jn += [a, b, a, b]
-        one = np.ones(be.shape[0])
-        V += [one, -one, -one, one]
+        tR, tI, tJ, tV = _length_triplets(r, be[:, 0], be[:, 1])
+        R += tR; I += tI; Jn += tJ; V += tV
         C0 = np.concatenate([C0, length ** 2])
         scale = np.concatenate([scale, length ** 2])
         rk = np.concatenate([rk, np.full(be.shape[0], RowKind.EDGE, dtype=np.int8)])
@@ -304,11 +327,7 @@ def inextensibility_constraints(
         row_edge = np.concatenate([row_edge, be])
     m = C0.size
 
-    R = np.concatenate(R); I = np.concatenate(I); Jn = np.concatenate(Jn); V = np.concatenate(V)
-    pair_key = R * n + I
-    uniq, pair_index = np.unique(pair_key, return_inverse=True)
-    A = sp.csr_matrix((V, (pair_index, Jn)), shape=(uniq.size, n))
-    A.sum_duplicates()
+    pair_row, pair_node, A = _pair_matrix(R, I, Jn, V, n)
     A.eliminate_zeros()
     return InextensibilityConstraints(
         row_count=m,
@@ -318,7 +337,7 @@ def inextensibility_constraints(
         row_edge=row_edge,
         C0=C0,
         scale=scale,
-        pair_row=(uniq // n).astype(np.int64),
-        pair_node=(uniq % n).astype(np.int64),
+        pair_row=pair_row,
+        pair_node=pair_node,
         A=A,
     )

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from isocloth.fem.mass import _element_blocks
+from isocloth.fem.inextensibility import element_sides
 from isocloth.mesh.mesh import Mesh
 
 __all__ = ["StretchLimits", "stretch_limits", "DEFAULT_STRETCH_LIMIT"]
@@ -127,21 +127,12 @@ def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude:
     if not (np.isfinite(limit) and limit > 0):
         raise ValueError(f"stretch limit must be a finite number > 0 (e.g. 0.01 for 1 %), got {limit!r}")
     n = mesh.node_count
-    keys, lengths, pairs, tri = [], [], [], []
-    for faces, corners, _ in _element_blocks(mesh):
-        k = faces.shape[1]
-        sides = [(a, (a + 1) % k) for a in range(k)] + ([(0, 2), (1, 3)] if diagonals and k == 4 else [])
-        for a, b in sides:
-            i, j = faces[:, a], faces[:, b]
-            keys.append(np.minimum(i, j) * n + np.maximum(i, j))
-            pairs.append(np.stack([np.minimum(i, j), np.maximum(i, j)], axis=1))
-            lengths.append(np.linalg.norm(corners[:, a] - corners[:, b], axis=1))
-            tri.append(np.full(i.size, k == 3))
-    if not keys:
+    keys, pairs, lengths, corners = element_sides(mesh, diagonals=diagonals)
+    if keys.size == 0:
         return StretchLimits(np.zeros((0, 2), np.int64), np.zeros(0), np.zeros(0, np.int8), float(limit))
-    keys, lengths, pairs, tri = (np.concatenate(v) for v in (keys, lengths, pairs, tri))
+    pairs = np.sort(pairs, axis=1)
     order = np.lexsort((-lengths, keys))  # by key, longest rest length first
-    keys, lengths, pairs, tri = keys[order], lengths[order], pairs[order], tri[order]
+    keys, lengths, pairs, tri = keys[order], lengths[order], pairs[order], corners[order] == 3
     first = np.r_[True, keys[1:] != keys[:-1]]
     in_triangle = np.logical_or.reduceat(tri, np.flatnonzero(first))  # the edge belongs to a triangle
     keys, lengths, pairs = keys[first], lengths[first], pairs[first]

@@ -61,8 +61,9 @@ class ModelBuilder:
             every other element edge and quad diagonal (:mod:`isocloth.fem.stretch_limits`), which
             remove the element strain patterns the nodal averages cannot see.
         stretch_limit : float
-            ε̄ of "stretch-limited" (dimensionless, > 0; default 0.01): no element edge gets longer
-            than (1 + ε̄) times its rest length.
+            ε̄ of "stretch-limited" (dimensionless, > 0; default 0.01): no element edge or quad
+            diagonal gets longer than (1 + ε̄) times its rest length, no triangle edge shorter than
+            (1 − ε̄) times it.
         corner_angle_deg : float
             A boundary node is a corner (gets an F row) when the boundary turns there by at
             least this angle in the rest shape (see ``isocloth.mesh.topology.corner_nodes``).

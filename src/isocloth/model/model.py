@@ -104,10 +104,10 @@ class ClothModel:
     mesh : Mesh
     material : Material
     constraint_mode : "inextensible" (E, F, G rows) or "quasi-inextensible" (E, G rows + shear energy)
-    constraint_model : "stretch-limited" (the rows plus element stretch limits) or "thesis-nodal"
+    constraint_model : "thesis-nodal" (the rows alone) or "stretch-limited" (plus element length limits)
     stretch_limits : StretchLimits or None
-        Upper bounds on the element edge lengths (:mod:`isocloth.fem.stretch_limits`), inequality
-        rows of every projection; None for "thesis-nodal".
+        Bounds on the lengths of element edges and quad diagonals (:mod:`isocloth.fem.stretch_limits`),
+        inequality rows of every projection; None for "thesis-nodal".
     area_mass : (n,) float64
         Lumped nodal areas [m²] (thesis eq. 2.10); nodal masses are ρ·area_mass [kg].
     constraints : InextensibilityConstraints
@@ -191,8 +191,8 @@ class ClothModel:
     @property
     def held_constraints(self) -> InextensibilityConstraints:
         """The constraints followed by one squared-length row per stretch limit at its bound,
-        ‖p_a − p_b‖² − ((1 + ε̄) L_e)² (row ``constraint_count + e`` is limit e): the rows of
-        edges held at their bound (:mod:`isocloth.fem.stretch_limits`). The constraints alone
+        ‖p_a − p_b‖² − b_e² (row ``constraint_count + e`` is limit e): the rows of limits held
+        at their bound (:mod:`isocloth.fem.stretch_limits`). The constraints alone
         when the model has no stretch limits."""
         if "held" not in self._cache:
             lim = self.stretch_limits

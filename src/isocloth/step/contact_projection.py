@@ -218,10 +218,10 @@ class ContactProjection:
             stats.contact_count = R.count - int(stretch.sum())
             stats.min_gap = float(R.gap[~stretch].min()) if stats.contact_count else float("inf")
             stats.collision_rows = R.self_count - int(stretch.sum())
-            stats.active_collisions = int(np.count_nonzero(keys_W < 0)) - int(np.count_nonzero(
-                np.isin(keys_W, R.keys[stretch])))
+            working_limits = int(np.count_nonzero(np.isin(keys_W, R.keys[stretch])))  # a pass without holding
+            stats.active_collisions = int(np.count_nonzero(keys_W < 0)) - working_limits
         stats.active_keys = np.array(sorted(keys_W.tolist()), dtype=np.int64)
-        stats.active_contacts = int(stats.active_keys.size)
+        stats.active_contacts = int(stats.active_keys.size) - (working_limits if R is not None else 0)
         stats.observation = collisions.rows if collisions is not None else None
         if held.size:  # M Δφ = A_Eᵀ ζ: an upper bound with Σζ > 0 pushes the ends apart (a lower one with
             # Σζ < 0 pulls them together): it is not holding the edge back, release it

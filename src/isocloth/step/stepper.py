@@ -22,8 +22,6 @@ from isocloth.step.predictor import Predictor
 __all__ = ["Stepper", "SimulationDiverged"]
 
 
-
-
 class SimulationDiverged(RuntimeError):
     """The state became non-finite (the message names the node and time) or the constraints could not be met."""
 
@@ -132,7 +130,8 @@ class Stepper:
         self.predictor = Predictor(model, membrane=membrane_relaxation is None)
         self.area_diagnostics = area_diagnostics
         self._rest_areas = rest_element_areas(model.mesh)
-        self._edges = stretch_limits(model.mesh, 1.0, diagonals=False, compression=False)  # for edge_stretch_max
+        # every element edge with its rest length, for StepInfo.edge_stretch_max (the bound is unused)
+        self._edges = stretch_limits(model.mesh, 1.0, diagonals=False, compression=False)
         self._held_key, self._held_rows = None, None
 
     # ------------------------------------------------------------------ stages
@@ -184,7 +183,7 @@ class Stepper:
             retry.iterations += res.iterations
             retry.factorizations += res.factorizations
             return retry, np.zeros(0, dtype=np.int64)
-        if held.size and res.status is SolveStatus.CONVERGED:  # Δφ = −W⁻¹∇Cᵀλ: λ > 0 pulls an edge's ends together
+        if held.size:  # Δφ = −W⁻¹∇Cᵀλ: λ > 0 pulls an edge's ends together
             held = held[self._limits.sign[held] * res.lam[self.model.constraint_count + held] >= 0.0]
         return res, held
 
