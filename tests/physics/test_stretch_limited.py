@@ -56,13 +56,15 @@ def _sphere_drop(model):
 def test_sheet_dropped_on_a_sphere_keeps_its_elements_and_stays_outside():
     """20 × 20 nodes, 1 m, on a 25 cm sphere with μ = 0.5: the draping sheet is compressed towards
     the sphere's top, where the nodal rows let quads shear in alternating patterns; the quad
-    diagonals' limits hold them."""
+    diagonals' limits hold them. Beyond its bound a held edge answers with the fabric's tensile
+    stiffness (``Material.tensile_stiffness``), so the impact may stretch it a little further:
+    within 2 %, the criterion of docs/design/constraint-model.md."""
     sc = _sphere_drop("stretch-limited")
     s, w = _worst(sc.stepper, sc.initial_state, sc.duration)
     assert w["unconverged"] == 0
     assert np.linalg.norm(s.x, axis=1).min() >= 0.25 - 1e-4  # no node inside the sphere (ε1)
     assert s.x[:, 2].max() > 0.25 and s.x[:, 2].min() < 0.0  # draped over it
-    assert w["stretch"] <= 0.011 and w["mean"] <= 0.01 and w["largest"] <= 0.03 and w["total"] <= 0.005
+    assert w["stretch"] <= 0.02 and w["mean"] <= 0.01 and w["largest"] <= 0.03 and w["total"] <= 0.005
 
 
 def test_held_edges_sit_at_their_bound_and_are_released_again():

@@ -88,6 +88,14 @@ class StretchLimits:
         """(k,) int64 indices of the bounds exceeded at x (n, 3) [m] by more than ``slack`` (relative)."""
         return np.flatnonzero(self.violation(x) > slack)
 
+    def compliance(self, held: np.ndarray, stiffness: float, dt: float) -> np.ndarray:
+        """(h,) float64 [m²/kg], compliance α_e = 4 b_e² / (k dt²) of the squared-length rows
+        ‖p_a − p_b‖² − b_e² of the held limits ``held`` (h,) int64, for a tensile stiffness k [N/m]
+        and a step dt [s]. A row holding C_e = α_e λ_e, whose multiplier λ_e moves the ends by
+        −M⁻¹∇C_eᵀλ_e (force 2 b_e λ_e / dt²), is the spring k (‖p_a − p_b‖ − b_e) ≈ k C_e / (2 b_e):
+        beyond its bound the edge answers with the fabric's tensile stiffness per unit width."""
+        return 4.0 * self.bound[held] ** 2 / (float(stiffness) * dt * dt)
+
 
 def stretch_limits(mesh: Mesh, limit: float = DEFAULT_STRETCH_LIMIT, *, exclude: np.ndarray | None = None,
                    free_mask: np.ndarray | None = None, diagonals: bool = True,

@@ -33,6 +33,11 @@ class Material:
         k_m [N/m] (≥ 0) of the membrane stabilisation energy (k_m/2) Σ |ε|² dA0 on the element
         Green strains (``isocloth.fem.membrane``): it damps out the element-level stretch patterns
         that the nodal E/F/G rows cannot see. 0 (default) is the thesis model.
+    tensile_stiffness : float
+        k [N/m] (> 0): how an element edge held at its stretch bound answers when it is pulled
+        further (``constraint_model = "stretch-limited"``): a spring of stiffness k per edge, i.e.
+        the fabric's tensile stiffness per unit width beyond the bound. Forced stretch (grasps
+        turned against each other) then costs force instead of an infeasible projection.
     gravity : float
         Gravitational acceleration g [m/s²] along −z.
     """
@@ -44,12 +49,14 @@ class Material:
     kappa: float = 0.0
     shear_stiffness: float = 0.0
     membrane_stiffness: float = 0.0
+    tensile_stiffness: float = 10000.0
     gravity: float = 9.8
 
     def __post_init__(self) -> None:
         import math
 
-        for name in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "membrane_stiffness", "gravity"):
+        for name in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "membrane_stiffness", "tensile_stiffness",
+                     "gravity"):
             v = getattr(self, name)
             if v is None:
                 continue
@@ -61,6 +68,8 @@ class Material:
             v = getattr(self, name)
             if v is not None and v < 0:
                 raise ValueError(f"material.{name} must be ≥ 0, got {v}")
+        if self.tensile_stiffness <= 0:
+            raise ValueError(f"material.tensile_stiffness (N/m) must be > 0, got {self.tensile_stiffness}")
 
     @property
     def virtual_density(self) -> float:

@@ -316,7 +316,8 @@ def material_of(cloth) -> "Material":  # noqa: F821
     """The Material of a ClothSpec: fabric preset (if any) with explicit parameters overriding it."""
     from isocloth.model.material import Material, fabric
 
-    fields = {k: getattr(cloth, k) for k in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "membrane_stiffness", "gravity")
+    fields = {k: getattr(cloth, k) for k in ("rho", "delta", "alpha", "beta", "kappa", "shear_stiffness", "membrane_stiffness",
+                                            "tensile_stiffness", "gravity")
               if getattr(cloth, k) is not None}
     if cloth.fabric:
         try:

@@ -109,6 +109,9 @@ class ClothSpec(_Strict):
     shear_stiffness: float | None = Field(default=None, ge=0)
     membrane_stiffness: float | None = Field(default=None, ge=0, description="k_m [N/m] of the membrane "
                                              "stabilisation energy (isocloth.fem.membrane); 0 = thesis model")
+    tensile_stiffness: float | None = Field(default=None, gt=0, description="k [N/m]: tensile stiffness per "
+                                            "unit width of an element edge pulled beyond its stretch limit "
+                                            "(constraint_model = 'stretch-limited')")
     gravity: float | None = None
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
     constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(

@@ -161,7 +161,8 @@ class WorkingFactor:
         return x
 
     def compliance(self, T, refine: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """Response of the QP with working set G0 to forces along the rows T (t, N).
+        """Response of the QP with working set G0 to forces along the rows T (t, N) (or (t, N′),
+        N′ < N: rows on the first N′ coordinates, the others zero).
 
         Returns
         -------
@@ -176,6 +177,8 @@ class WorkingFactor:
         iterative refinement against A0.
         """
         T = sp.csr_matrix(T)
+        if T.shape[1] < self.w.size:  # rows given on the leading coordinates (e.g. without slack ones)
+            T = sp.hstack([T, sp.csr_matrix((T.shape[0], self.w.size - T.shape[1]))], format="csr")
         TW = T.multiply(self.w[None, :]).tocsr()
         out = (TW @ T.T).toarray()
         Z = np.zeros((self.m0, T.shape[0]))

@@ -88,10 +88,12 @@ class KKTSystem:
         self.factor_AX_absmax = 0.0
         self.factorizations = 0
 
-    def matrix(self, AX: np.ndarray, eps: float) -> sp.csc_matrix:
-        """The KKT matrix at the current A x (CSC, fixed pattern)."""
+    def matrix(self, AX: np.ndarray, eps: float, compliance: np.ndarray | None = None) -> sp.csc_matrix:
+        """The KKT matrix at the current A x (CSC, fixed pattern); ``compliance`` (k,) [m²/kg]
+        joins −εI in the lower right block (compliant rows)."""
         jv = 2.0 * AX.ravel()[self._jsel]  # ∇C = 2 [T⊗x, T⊗y, T⊗z] (eq. 2.16)
-        vals = np.concatenate([self._w_data, jv, jv, np.full(self.k, -eps)])
+        low = np.full(self.k, -eps) if compliance is None else -eps - compliance
+        vals = np.concatenate([self._w_data, jv, jv, low])
         data = np.bincount(self._slot, weights=vals[self._order], minlength=self._nnz)
         N = self._m + self.k
         return sp.csc_matrix((data, self._indices, self._indptr), shape=(N, N))
@@ -106,8 +108,9 @@ class KKTSystem:
         """True once :meth:`factorize` has succeeded."""
         return self._factored
 
-    def factorize(self, AX: np.ndarray, regularization: float) -> None:
-        """Factor the KKT matrix at A x (ε = regularization · max|∇C|² / max diag W) and keep it.
+    def factorize(self, AX: np.ndarray, regularization: float, compliance: np.ndarray | None = None) -> None:
+        """Factor the KKT matrix at A x (ε = regularization · max|∇C|² / max diag W; ``compliance``
+        (k,) float64 [m²/kg] per-row compliance α, or None) and keep it.
 
         Raises
         ------
@@ -119,7 +122,7 @@ class KKTSystem:
         if not np.isfinite(jmax):
             raise np.linalg.LinAlgError("KKT matrix has non-finite entries")
         eps = max(regularization, 1e-300) * jmax * jmax / self._diag_scale
-        K = self.matrix(AX, eps)
+        K = self.matrix(AX, eps, compliance)
         chol = _cholmod()
         if chol is not None:
             if self._factor is None:

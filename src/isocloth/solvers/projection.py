@@ -47,6 +47,9 @@ from isocloth.solvers.schur import CHOLMOD_MODES, ORDERINGS, SchurSystem
 
 __all__ = ["SolverProjection"]
 
+CACHED_SYSTEMS = 64
+"""Linear systems (and constraint evaluators) kept per solver, one per set of enforced rows."""
+
 
 @dataclass
 class SolverProjection:
@@ -153,51 +156,56 @@ class SolverProjection:
         if self.ordering not in ORDERINGS:
             raise ValueError(f"ordering must be one of {ORDERINGS}, got {self.ordering!r}")
 
-    def _schur(self, constraints, rows, inv_mass) -> SchurSystem:
-        key = (id(constraints), id(rows), id(inv_mass), rows.size, self.cholmod_mode, self.ordering)
-        cache = self.__dict__.setdefault("_cache", {})
-        if key not in cache:
-            cache.clear()
-            cache[key] = SchurSystem(constraints.pair_row, constraints.pair_node, rows, inv_mass,
-                                     constraints.row_count, cholmod_mode=self.cholmod_mode,
-                                     ordering=self.ordering)
+    def _cached(self, name: str, key, build):
+        """The object ``build()`` kept under ``key`` in the cache ``name`` (the last
+        ``CACHED_SYSTEMS`` keys): a stretch-limited sheet returns to earlier sets of held rows."""
+        cache = self.__dict__.setdefault(name, {})
+        if key in cache:
+            cache[key] = cache.pop(key)  # most recently used last
+        else:
+            while len(cache) >= CACHED_SYSTEMS:
+                cache.pop(next(iter(cache)))
+            cache[key] = build()
         return cache[key]
 
+    def _schur(self, constraints, rows, inv_mass) -> SchurSystem:
+        key = (id(constraints), rows.tobytes(), id(inv_mass), self.cholmod_mode, self.ordering)
+        return self._cached("_cache", key, lambda: SchurSystem(constraints.pair_row, constraints.pair_node, rows, inv_mass,
+                                     constraints.row_count, cholmod_mode=self.cholmod_mode,
+                                     ordering=self.ordering))
+
     def _kkt(self, constraints, rows, inv_mass, metric) -> KKTSystem:
-        key = (id(constraints), id(rows), id(inv_mass), id(metric), rows.size)
-        cache = self.__dict__.setdefault("_kkt_cache", {})
-        if key not in cache:
-            cache.clear()
-            cache[key] = KKTSystem(constraints, rows, metric, inv_mass)
-        return cache[key]
+        key = (id(constraints), rows.tobytes(), id(inv_mass), id(metric))
+        return self._cached("_kkt_cache", key, lambda: KKTSystem(constraints, rows, metric, inv_mass))
 
     def _evaluator(self, constraints, rows):
         """A function x -> (A x (P, 3), C(x)[rows] (k,)): one numba pass for the quadratic rows
         of InextensibilityConstraints (A in CSR form), else ``A @ x`` and ``value_from``."""
-        key = (id(constraints), id(rows), rows.size)
-        cache = self.__dict__.setdefault("_eval_cache", {})
-        if key not in cache:
-            cache.clear()
-            A = constraints.A
-            if (getattr(A, "format", None) == "csr" and A.dtype == np.float64 and A.shape[0] > 0
-                    and hasattr(constraints, "pair_row") and hasattr(constraints, "C0")):
-                indptr, indices = A.indptr, A.indices
-                local = np.full(constraints.row_count, -1, dtype=np.int64)
-                local[rows] = np.arange(rows.size)
-                pr, pn, C0 = constraints.pair_row, constraints.pair_node, np.asarray(constraints.C0, np.float64)
+        key = (id(constraints), rows.tobytes())
+        return self._cached("_eval_cache", key, lambda: self._build_evaluator(constraints, rows))[2]
 
-                def evaluate(x):
-                    x = np.ascontiguousarray(x)
-                    AX = np.empty((A.shape[0], 3))
-                    c = np.empty(rows.size)
-                    constraint_values(indptr, indices, A.data, x, pr, pn, C0, local, AX, c)
-                    return AX, c
-            else:
-                def evaluate(x):
-                    AX = constraints.A @ x
-                    return AX, constraints.value_from(AX, x)[rows]
-            cache[key] = (constraints, rows, evaluate)  # keep the objects alive while keyed by id
-        return cache[key][2]
+    @staticmethod
+    def _build_evaluator(constraints, rows):
+        """(constraints, rows, evaluate) for :meth:`_evaluator` (the inputs kept alive while keyed by id)."""
+        A = constraints.A
+        if (getattr(A, "format", None) == "csr" and A.dtype == np.float64 and A.shape[0] > 0
+                and hasattr(constraints, "pair_row") and hasattr(constraints, "C0")):
+            indptr, indices = A.indptr, A.indices
+            local = np.full(constraints.row_count, -1, dtype=np.int64)
+            local[rows] = np.arange(rows.size)
+            pr, pn, C0 = constraints.pair_row, constraints.pair_node, np.asarray(constraints.C0, np.float64)
+
+            def evaluate(x):
+                x = np.ascontiguousarray(x)
+                AX = np.empty((A.shape[0], 3))
+                c = np.empty(rows.size)
+                constraint_values(indptr, indices, A.data, x, pr, pn, C0, local, AX, c)
+                return AX, c
+        else:
+            def evaluate(x):
+                AX = constraints.A @ x
+                return AX, constraints.value_from(AX, x)[rows]
+        return constraints, rows, evaluate
 
     @staticmethod
     def _jacobian_times(constraints, AX: np.ndarray, d: np.ndarray) -> np.ndarray:
@@ -214,7 +222,8 @@ class SolverProjection:
         return out * inv_mass[:, None]
 
     def solve(self, x0: np.ndarray, inv_mass: np.ndarray, constraints, rows: np.ndarray,
-              metric=None, factor_point: np.ndarray | None = None) -> SolveResult:
+              metric=None, factor_point: np.ndarray | None = None,
+              compliance: np.ndarray | None = None) -> SolveResult:
         """Project x0 onto C = 0.
 
         Parameters
@@ -235,6 +244,14 @@ class SolverProjection:
             Positions [m] of a factorization to start from (``factor_point`` of the previous
             step's result, carried by the State). None: the first iteration factors afresh.
             Ignored when factor reuse does not apply.
+        compliance : (k,) float64 [m²/kg], optional
+            Per-row compliance α ≥ 0 (0 = a hard row): row r then holds C_r(φ) = α_r λ_r (λ > 0
+            pulls along −∇C_r), a stiff spring along the row (compliant constraints, Servin et
+            al. 2006; XPBD, Macklin et al. 2016 eq. 18). Each linearised QP solves
+            (S + diag α) Δλ = C − αλ; the residual is that of C − αλ.
+            With ``stationarity`` > 0 the fixed point is the closest point with the spring
+            energy C² / (2α) added; in the fast projection the springs act along the normals of the
+            iterates (like the hard rows).
 
         Returns
         -------
@@ -246,8 +263,19 @@ class SolverProjection:
         ------
         numpy.linalg.LinAlgError
             If a linearised system cannot be factored (non-finite positions).
+        ValueError
+            If ``compliance`` has the wrong shape or negative entries, or ``factor_point`` does
+            not fit x0.
         """
         x0 = np.asarray(x0, dtype=np.float64)
+        alpha = None
+        if compliance is not None:
+            alpha = np.asarray(compliance, dtype=np.float64)
+            if alpha.shape != rows.shape or not (alpha >= 0).all():
+                raise ValueError(f"compliance must be {rows.shape} and ≥ 0, got shape {alpha.shape}")
+            if not alpha.any():
+                alpha = None
+        soft = np.zeros(rows.size)  # α λ of the compliant rows: the row holds C − soft = 0
         x = x0.copy()
         if metric is None:
             system = self._schur(constraints, rows, inv_mass)
@@ -274,7 +302,7 @@ class SolverProjection:
                                  "(State.factor_point = None)")
             kept = getattr(system, "factor_x", None)
             if not (system.has_factor and kept is not None and kept.shape == fp.shape and np.array_equal(kept, fp)):
-                self._factorize(system, evaluate(fp)[0], fp)  # e.g. a resumed run: the same factor
+                self._factorize(system, evaluate(fp)[0], fp, alpha)  # e.g. a resumed run: the same factor
                 factorizations += 1
             valid = True
         AX, c = evaluate(x)
@@ -297,7 +325,7 @@ class SolverProjection:
                 valid = False
             fresh = not valid
             if fresh:
-                self._factorize(system, AX, x)
+                self._factorize(system, AX, x, alpha)
                 factorizations += 1
                 valid = reuse
             # fast projection (thesis §2.6.1): Δφ from the current iterate, right-hand side C_j;
@@ -307,7 +335,7 @@ class SolverProjection:
             rhs = c
             if exact and it > 0:
                 base = x0
-                rhs = c + self._jacobian_times(constraints, AX, x0 - x)[rows]
+                rhs = c + soft + self._jacobian_times(constraints, AX, x0 - x)[rows]
             if metric is None:
                 dl = system.solve_factored(rhs)
                 dx = system.displacement(AX, dl)  # normals at the current iterate
@@ -324,6 +352,8 @@ class SolverProjection:
             for _ in range(4):
                 x_try = x + step * direction
                 AX_try, c_try = evaluate(x_try)
+                if alpha is not None:
+                    c_try = c_try - self._soft(alpha, soft, lam[rows], dl, step, exact and base is x0)
                 merit_try = float(np.linalg.norm(c_try / scale))
                 if merit_try <= ref or step < 0.2:
                     break
@@ -335,6 +365,8 @@ class SolverProjection:
             moved = step * float(np.abs(direction).max()) if direction.size else 0.0
             AX_prev = AX
             x, AX, c, merit = x_try, AX_try, c_try, merit_try
+            if alpha is not None:
+                soft = self._soft(alpha, soft, lam[rows], dl, step, exact and base is x0)
             merits.append(merit)
             if exact and base is x0:
                 lam[rows] = step * dl + (1 - step) * lam[rows]
@@ -358,16 +390,22 @@ class SolverProjection:
                            factorizations=factorizations, factor_point=point)
 
     @staticmethod
+    def _soft(alpha, soft, lam, dl, step, total: bool) -> np.ndarray:
+        """α λ of the compliant rows after a step of length ``step``: Δλ = ``dl`` is an increment
+        (fast projection), or with ``total`` the new multipliers (closest point, from φ0)."""
+        return alpha * (step * dl + (1 - step) * lam) if total else soft + step * alpha * dl
+
+    @staticmethod
     def _drift(system, AX: np.ndarray) -> float:
         """max |A(φ − φ_f)| / max |A φ_f|: how far ∇C has moved since the factorization."""
         ref = system.factor_AX_absmax
         return float(np.abs(AX - system.factor_AX).max()) / ref if ref > 0 else np.inf
 
-    def _factorize(self, system, AX: np.ndarray, x: np.ndarray) -> None:
-        """Factor ``system`` at A x and record the positions x of the factorization."""
+    def _factorize(self, system, AX: np.ndarray, x: np.ndarray, compliance: np.ndarray | None = None) -> None:
+        """Factor ``system`` at A x (with the rows' ``compliance``) and record the positions x."""
         system.factor_x = None
         if isinstance(system, KKTSystem):
-            system.factorize(AX, self.regularization)
+            system.factorize(AX, self.regularization, compliance)
         else:
-            system.factorize(AX, self.regularization, self.backend)
+            system.factorize(AX, self.regularization, self.backend, compliance)
         system.factor_x = np.array(x, dtype=np.float64, copy=True)

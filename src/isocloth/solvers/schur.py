@@ -146,13 +146,16 @@ class SchurSystem:
         L = self._lower.copy()
         return (L + L.T - sp.diags(L.diagonal())).tocsc()
 
-    def factorize(self, AX: np.ndarray, regularization: float, backend: str = "auto") -> None:
-        """Factor S(A x) + εI, ε = regularization·max diag S, and keep it (with a copy of A x).
+    def factorize(self, AX: np.ndarray, regularization: float, backend: str = "auto",
+                  compliance: np.ndarray | None = None) -> None:
+        """Factor S(A x) + εI + diag(α), ε = regularization·max diag S, and keep it (with a copy of A x).
 
         Parameters
         ----------
         AX : (P, 3) float64, A φ at the linearisation point [m].
         regularization : float, relative diagonal shift ε (≥ 0).
+        compliance : (k,) float64 [m²/kg] or None, per-row compliance α added to the diagonal
+            (compliant rows, see :class:`~isocloth.solvers.projection.SolverProjection`).
         backend : "auto" | "dense" | "cholmod" | "splu"
             "auto": LAPACK for dense systems, else CHOLMOD (scikit-sparse), else
             :func:`isocloth.solvers.linalg.spd_factor` (cholespy / SuperLU).
@@ -164,6 +167,8 @@ class SchurSystem:
         self._factor = None
         self._assemble(AX)
         eps = regularization * float(self._values[self._diag_idx].max()) if self.k else 0.0
+        if compliance is not None:
+            self._values[self._diag_idx] += compliance
         if self.dense and backend in ("auto", "dense"):
             S = self._values.reshape(self.k, self.k).copy()
             S.flat[self._diag_idx] += eps
@@ -173,7 +178,12 @@ class SchurSystem:
             self._factor = ("dense", L)
         else:
             chol = _cholmod() if backend in ("auto", "cholmod") and not self.dense else None
-            S = self._lower if chol is not None else self.matrix(AX)
+            if chol is not None:
+                S = self._lower
+            else:
+                S = self.matrix(AX)
+                if compliance is not None:
+                    S = (S + sp.diags(compliance)).tocsc()
             if chol is not None:
                 if self._symbolic is None:
                     self._symbolic = chol.analyze(S, mode=self.cholmod_mode, ordering_method=self.ordering)

@@ -56,6 +56,7 @@ import time
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 
 from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
 from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
@@ -271,26 +272,48 @@ class ContactProjection:
         return True
 
     @staticmethod
-    def _step_length(model, x, dx, rows, residuals) -> float:
+    def _step_length(model, x, dx, rows, residuals, soft, dsoft, held) -> float:
         """Backtracking for models with length limits: the QP step is halved (≤ 3 times) while the
         largest relative violation of the rows (``rows`` of ``model.held_constraints``) and of the
         limits exceeds twice the largest of the last three iterates' (the rule of
         :class:`~isocloth.solvers.projection.SolverProjection`). A length limit is strongly
-        nonlinear for moves across its edge; full steps made strained starts diverge."""
+        nonlinear for moves across its edge; full steps made strained starts diverge. ``soft`` and
+        ``dsoft`` (k,): the compliant part α λ of each row (0 for hard rows) and its change by the
+        step; the ``held`` limits (h,) int64 are rows, not bounds."""
         cons, lim = model.held_constraints, model.stretch_limits
+        free = np.ones(lim.count, dtype=bool)
+        free[held] = False
 
-        def merit(y):
-            C = cons.value(y)[rows]
+        def merit(y, t):
+            C = cons.value(y)[rows] - (soft + t * dsoft)
             return max(float(np.max(np.abs(C) / cons.scale[rows], initial=0.0)),
-                       float(np.max(lim.violation(y), initial=0.0)))
+                       float(np.max(lim.violation(y)[free], initial=0.0)))
 
-        ref = 2.0 * max(max(residuals[-3:]), merit(x))
+        ref = 2.0 * max(max(residuals[-3:]), merit(x, 0.0))
         step = 1.0
         for _ in range(3):
-            if merit(x + step * dx) <= ref:
+            if merit(x + step * dx, step) <= ref:
                 break
             step *= 0.5
         return step
+
+    @staticmethod
+    def _with_slack(w3, A_E, A_I, first: int, alpha):
+        """The QP's inverse masses and rows with one slack coordinate per compliant equality row:
+        rows ``first`` … of A_E (m_E, 3n) get the column −1 of a coordinate of inverse mass
+        ``alpha`` (h,) [m²/kg] (None: no compliant rows, inputs returned). Minimising
+        ½ Δsᵀ α⁻¹ Δs with the row C + ∇C Δφ − Δs = 0 is the compliant row C = α λ."""
+        if alpha is None or not alpha.size:
+            return w3, A_E, A_I
+        h = alpha.size
+        P = sp.csr_matrix((np.full(h, -1.0), (first + np.arange(h), np.arange(h))), shape=(A_E.shape[0], h))
+        return (np.concatenate([w3, alpha]), sp.hstack([A_E, P], format="csr"),
+                sp.hstack([A_I, sp.csr_matrix((A_I.shape[0], h))], format="csr"))
+
+    @staticmethod
+    def _pad(f: np.ndarray, w: np.ndarray) -> np.ndarray:
+        """f (3n,) extended by zeros to the length of ``w`` (slack coordinates carry no force)."""
+        return f if f.size == w.size else np.concatenate([f, np.zeros(w.size - f.size)])
 
     def _pass(self, model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held,
               hold: bool = True) -> _Pass:
@@ -302,6 +325,11 @@ class ContactProjection:
         cons = model.held_constraints if held.size else model.constraints
         rows = model.rows_holding(held)
         limits = model.stretch_limits
+        # the held limits are compliant rows C_e = s_e (:meth:`StretchLimits.compliance`), solved
+        # with one slack coordinate s_e of inverse mass α_e each: row C_e − s_e = 0
+        soft = np.zeros(limits.count if limits is not None else 0)
+        stiffness = model.material.tensile_stiffness
+        nA = model.active_rows.size
         n = x0.shape[0]
         w = model.inverse_masses
         w3 = np.repeat(w, 3)
@@ -321,6 +349,8 @@ class ContactProjection:
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
             c = C[rows]
+            if held.size:
+                c[nA:] -= soft[held]
             A_E = J[rows]
             res = float(np.max(np.abs(c) / scale)) if rows.size else 0.0
             tic = time.perf_counter()
@@ -334,6 +364,8 @@ class ContactProjection:
             R, A_I, A_coll = inequality_rows(model, x, t, self.margin, collisions.rows if collisions is not None
                                              else None, faces, A_coll, held)
             stats.detection_time += time.perf_counter() - tic
+            w_q, A_E_q, A_I_q = self._with_slack(w3, A_E, A_I, nA, limits.compliance(held, stiffness, dt)
+                                                 if held.size else None)
             stretch, stretch_index = stretch_rows_of(R)
             min_gap = float(R.gap[~stretch].min()) if R.count > stretch_index.size else np.inf
             log.residuals.append(res)
@@ -348,13 +380,15 @@ class ContactProjection:
                     # next QP uses): reusing it across iterations made the friction iteration stall on
                     # cloth lying flat on a plane, whose nearly dependent rows respond differently at
                     # each linearisation (docs/design/friction.md)
-                    factor = self._factor(w3, A_E, A_I, working)
+                    factor = self._factor(w_q, A_E_q, A_I_q, working)
                 settled = fric.update(R, x, x_prev, dt, factor, self, f, stats)
             # ε1 applies once a QP has been solved; before that any penetration triggers one (a
             # tolerated penetration left for the next step would make the contact velocity jitter)
             gap_ok = min_gap >= (-self.penetration_tolerance if j > 0 else 0.0)
-            if limits is not None:  # every edge within its stretch bound to half the relative tolerance
-                gap_ok = gap_ok and float(limits.violation(x).max(initial=0.0)) <= 0.5 * self.tolerance
+            if limits is not None:  # every edge not held within its stretch bound to half the relative tolerance
+                viol = limits.violation(x)
+                viol[held] = 0.0
+                gap_ok = gap_ok and float(viol.max(initial=0.0)) <= 0.5 * self.tolerance
             # friction has stabilised (eq. 6, ε2): its pending change moves no contact point by more
             # than ε2, or the last QP, which applied the previous change, moved no node by more than
             # ε2 (the Delassus prediction can overstate motions along nearly dependent rows)
@@ -383,15 +417,24 @@ class ContactProjection:
             fric.withdraw_normal(f)
             if isinstance(self.qp_solver, SolverActiveSet):
                 if factor is None:
-                    factor = self._factor(w3, A_E, A_I, working)
-                qp = self.qp_solver.solve_qp(w3, f.ravel(), A_E, c, A_I, R.gap, working, factor=factor)
+                    factor = self._factor(w_q, A_E_q, A_I_q, working)
+                qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working,
+                                             factor=factor)
             else:
-                qp = self.qp_solver.solve_qp(w3, f.ravel(), A_E, c, A_I, R.gap, working)
+                qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working)
             if factor is not None:
                 stats.factorizations += 1
-            dx = qp.dx.reshape(n, 3)
-            x = x + (self._step_length(model, x, dx, rows, log.residuals) if limits is not None else 1.0) * dx
-            step_max = float(np.abs(qp.dx).max()) if qp.dx.size else 0.0
+            dx = qp.dx[:3 * n].reshape(n, 3)
+            step = 1.0
+            if limits is not None:
+                ds = np.zeros(rows.size)
+                ds[nA:] = qp.dx[3 * n:]
+                s0 = np.zeros(rows.size)
+                s0[nA:] = soft[held]
+                step = self._step_length(model, x, dx, rows, log.residuals, s0, ds, held)
+                soft[held] += step * qp.dx[3 * n:]
+            x = x + step * dx
+            step_max = float(np.abs(dx).max()) if dx.size else 0.0
             lam[rows] += qp.zeta_E
             fric.set_normal_impulse(R, qp.gamma)
             keys_W = keys[qp.working]

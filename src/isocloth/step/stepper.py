@@ -149,15 +149,21 @@ class Stepper:
             return self.predictor.metric(dt)
         return None
 
+    def held_compliance(self, held: np.ndarray, dt: float) -> np.ndarray:
+        """(h,) float64 [m²/kg], compliance of the rows of the held edges ``held`` (h,) int64
+        (:meth:`StretchLimits.compliance` with ``material.tensile_stiffness``)."""
+        return self._limits.compliance(held, self.model.material.tensile_stiffness, dt)
+
     def project(self, x0: np.ndarray, dt: float | None = None, factor_point: np.ndarray | None = None,
                 held: np.ndarray | None = None) -> SolveResult:
         """Fast projection of x0 onto the inextensibility constraints (in the metric of
         :meth:`projection_metric`); ``factor_point`` (n, 3) [m]: see ``State.factor_point``;
-        ``held`` (h,) int64: element edges held at their stretch bound as equality rows
-        (``model.rows_holding``; their multipliers are ``lam[model.constraint_count + held]``,
-        > 0 in tension)."""
+        ``held`` (h,) int64: element edges held at their stretch bound as compliant rows
+        (``model.rows_holding``, :meth:`held_compliance`; their multipliers are
+        ``lam[model.constraint_count + held]``, > 0 in tension)."""
         m = self.model
-        W = self.projection_metric(self.dt if dt is None else dt)
+        dt = self.dt if dt is None else dt
+        W = self.projection_metric(dt)
         held = np.zeros(0, dtype=np.int64) if held is None else np.asarray(held, dtype=np.int64)
         if held.size == 0:
             return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows, metric=W,
@@ -165,33 +171,47 @@ class Stepper:
         key = held.tobytes()
         if self._held_key != key:  # the same array object while the held set does not change (factor pattern kept)
             self._held_key, self._held_rows = key, m.rows_holding(held)
+        alpha = np.zeros(self._held_rows.size)
+        alpha[m.active_rows.size:] = self.held_compliance(held, dt)
         return self.solver.solve(x0, m.inverse_masses, m.held_constraints, self._held_rows, metric=W,
-                                 factor_point=factor_point)
+                                 factor_point=factor_point, compliance=alpha)
 
     def project_limited(self, x0: np.ndarray, dt: float, factor_point: np.ndarray | None,
                         held: np.ndarray) -> tuple[SolveResult, np.ndarray]:
-        """Fast projection with the ``held`` element edges (``model.stretch_limits``) as equality
-        rows at their bound. Returns the result and the edges held from now on: those whose
-        multiplier pushes their ends apart (λ < 0, compression) are released. Holding edges only
-        where the contact QPs chose them keeps the equality rows consistent: holding every edge
-        found beyond its bound over-constrains the nodal rows (a 20 × 20 sheet diverged)."""
-        res = self.project(x0, dt, factor_point=factor_point, held=held)
-        if held.size and res.status is not SolveStatus.CONVERGED:
-            # the held edges cannot all stay at their bound (e.g. grasps moving towards each other):
-            # project without them; edges then beyond a bound go to the contact QPs
-            retry = self.project(x0, dt, factor_point=factor_point)
-            retry.iterations += res.iterations
-            retry.factorizations += res.factorizations
-            return retry, np.zeros(0, dtype=np.int64)
+        """Fast projection with the ``held`` element edges (``model.stretch_limits``) as compliant
+        rows at their bound; edges that end beyond their bound join them and the projection goes
+        on from its result (at most ``MAX_HOLD_ROUNDS`` times). Returns the result and the edges
+        held from now on: those whose multiplier pushes their ends apart (λ < 0 for an upper
+        bound) are released. The compliance keeps the rows of dependent held edges factorable."""
+        lim = self._limits
+        slack = 0.5 * self.solver.tolerance
+        its = facts = 0
+        start = x0
+        for _ in range(self.MAX_HOLD_ROUNDS):
+            res = self.project(start, dt, factor_point=factor_point, held=held)
+            its += res.iterations
+            facts += res.factorizations
+            if res.status is not SolveStatus.CONVERGED or lim is None or not lim.count:
+                break
+            over = np.setdiff1d(lim.exceeding(res.x, slack), held)
+            if over.size == 0:
+                break
+            held = np.union1d(held, over)
+            start, factor_point = res.x, None
+        res.iterations, res.factorizations = its, facts
         if held.size:  # Δφ = −W⁻¹∇Cᵀλ: λ > 0 pulls an edge's ends together
-            held = held[self._limits.sign[held] * res.lam[self.model.constraint_count + held] >= 0.0]
+            held = held[lim.sign[held] * res.lam[self.model.constraint_count + held] >= 0.0]
         return res, held
 
-    def _exceeds(self, x: np.ndarray) -> bool:
-        """Whether an element edge at x (n, 3) [m] exceeds one of its length bounds by more than half
-        the relative tolerance (the acceptance of the contact projection)."""
+    MAX_HOLD_ROUNDS = 6
+
+    def _exceeds(self, x: np.ndarray, held: np.ndarray) -> bool:
+        """Whether an element edge at x (n, 3) [m] that is not ``held`` exceeds one of its length
+        bounds by more than half the relative tolerance (the acceptance of the contact projection)."""
         lim = self._limits
-        return lim is not None and bool(lim.count) and float(lim.violation(x).max()) > 0.5 * self.solver.tolerance
+        if lim is None or not lim.count:
+            return False
+        return np.setdiff1d(lim.exceeding(x, 0.5 * self.solver.tolerance), held).size > 0
 
     def step(self, state: State, control: Control | None = None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step.
@@ -349,7 +369,7 @@ class Stepper:
                 held = cstats.held
         else:
             res, held = self.project_limited(x0, dt, state.factor_point, state.held_edges)
-        if cstats is None and res.status is SolveStatus.CONVERGED and self._exceeds(res.x):
+        if cstats is None and res.status is SolveStatus.CONVERGED and self._exceeds(res.x, held):
             # edges beyond their stretch bound: continue from the fast projection with the limits as
             # inequality rows of the contact QPs, which choose the edges to hold
             fast = res
