@@ -90,7 +90,8 @@ def test_held_rows_are_squared_lengths_at_the_bound_with_exact_jacobian():
 
 def test_thesis_model_has_no_limits_and_unknown_models_are_refused():
     mesh = rectangle(0.3, 0.3, 4, 4)
-    thesis = ModelBuilder().set_cloth(mesh).finalize()
+    assert ModelBuilder().set_cloth(mesh).finalize().constraint_model == "stretch-limited"  # the default
+    thesis = ModelBuilder().set_cloth(mesh, constraint_model="thesis-nodal").finalize()
     assert thesis.constraint_model == "thesis-nodal"
     assert thesis.stretch_limits is None and thesis.held_constraints is thesis.constraints
     with pytest.raises(ValueError, match="constraint_model must be one of"):

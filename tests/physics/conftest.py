@@ -31,16 +31,17 @@ def sim():
     return simulate
 
 
-def run_and_check(name, tmp_path, overrides=()):
-    """Run a built-in scene into a folder; every step converged and every saved frame is free of
-    intersecting face pairs (issue 4). Returns (scene, summary, trajectory, diagnostics rows)."""
+def run_and_check(name, tmp_path, overrides=(), unconverged=0):
+    """Run a built-in scene into a folder; every step meets the constraint rows, at most
+    ``unconverged`` steps end unconverged (their friction not settled), and every saved frame is
+    free of intersecting face pairs (issue 4). Returns (scene, summary, trajectory, diagnostics rows)."""
     sc = load_scene(name, ["output.video='none'", *overrides])
     folder = tmp_path / name
     summary = run_scene(sc, folder, progress=False, render=False)
     rows = list(csv.DictReader(open(folder / "diagnostics.csv")))
     traj = load_trajectory(folder)
     assert summary.simulated_time == pytest.approx(sc.duration)
-    assert summary.unconverged_steps == 0 and summary.max_residual <= sc.config.simulation.tolerance
+    assert summary.unconverged_steps <= unconverged and summary.max_residual <= sc.config.simulation.tolerance
     report = check_trajectory(traj)
     assert len(report.frames) >= 20
     assert report.ok, report.to_dict()["intersections"][:3]

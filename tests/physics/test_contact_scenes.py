@@ -56,6 +56,8 @@ def test_contact_scene_full_duration(name):
 
 
 # --- frictional cylinder (seed 000 §6.1, thesis §3.6.1) -----------------------------------------
+# The scene reproduces the thesis' experiment with the thesis' rows (its constraint_model); the
+# solver-agreement tests use them too, since the interior point cannot hold stretch limits.
 
 def cylinder_run(mu, duration=2.0):
     sc, s, infos = run_checked("cylinder-friction", duration, [f"obstacles.0.mu={mu}"], stride=5)

@@ -271,7 +271,8 @@ def test_new_scenes_write_runs_that_resume(tmp_path):
 
 
 def test_max_area_error_jump_key():
-    assert load_scene("hit-a2").stepper.max_area_error_jump == pytest.approx(0.02)
+    assert load_scene("hit-a2", ["simulation.max_area_error_jump=0.02"]).stepper.max_area_error_jump == \
+        pytest.approx(0.02)
     assert load_scene("drop-fold").stepper.max_area_error_jump is None  # off by default
     with pytest.raises(SceneError, match=r"simulation\.max_area_error_jump"):
         load_scene("hit-a2", ["simulation.max_area_error_jump=0"])

@@ -22,11 +22,13 @@ The projections enforce them with an active set (``isocloth.step.contact_project
 enters the QPs as an inequality row once its edge is near the bound (linearised at the iterate with
 u = (p_a − p_b)/‖p_a − p_b‖: weights (1, −1) on (a, b) and normal −u for an upper bound, +u for a
 lower one, :func:`isocloth.contact.rows.stretch_limit_rows`), and a limit in a QP's working set is
-*held* for the rest of the step, i.e. becomes the equality row ‖p_a − p_b‖² − b_e² = 0 (the form of
-eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`). At the end of the step a held upper
-bound whose multiplier pushes the edge's ends apart (or a lower bound whose multiplier pulls them
-together) is released; the others stay held into the next step, whose fast projection takes them
-as equality rows (a one-step lag, as strain limiting usually has).
+*held* for the rest of the step, i.e. becomes the row ‖p_a − p_b‖² − b_e² = α_e λ_e (the form of
+eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`, made compliant: beyond its bound the
+edge answers with the fabric's tensile stiffness, :meth:`StretchLimits.compliance`). At the end of the
+step a held upper bound whose multiplier pushes the edge's ends apart (or a lower bound whose
+multiplier pulls them together) is released; the others stay held into the next step. Contact-free
+steps hold every edge their fast projection leaves beyond its bound and project again
+(``Stepper.project_limited``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,8 @@ from isocloth.model.model import NO_SELF_COLLISION, ClothModel, SelfCollisionOpt
 __all__ = ["ModelBuilder", "CONSTRAINT_MODES", "CONSTRAINT_MODELS"]
 
 CONSTRAINT_MODES = ("inextensible", "quasi-inextensible")
-CONSTRAINT_MODELS = ("thesis-nodal", "stretch-limited")
+CONSTRAINT_MODELS = ("stretch-limited", "thesis-nodal")
+"""The constraint models; the first is the default (docs/design/constraint-model.md)."""
 
 
 class ModelBuilder:
@@ -55,11 +56,12 @@ class ModelBuilder:
         mesh : Mesh
         material : Material (default: light cotton density, no damping)
         constraint_mode : "inextensible" or "quasi-inextensible" (no F rows; use shear_stiffness)
-        constraint_model : "thesis-nodal" (default) or "stretch-limited"
+        constraint_model : "stretch-limited" (default) or "thesis-nodal"
             "thesis-nodal": the rows of thesis Algorithm 1 alone (nodal averages of E, F, G and the
             boundary edge lengths). "stretch-limited": the same rows plus bounds on the length of
             every other element edge and quad diagonal (:mod:`isocloth.fem.stretch_limits`), which
-            remove the element strain patterns the nodal averages cannot see.
+            remove the element strain patterns the nodal averages cannot see; an edge held at its
+            bound answers beyond it with ``material.tensile_stiffness``.
         stretch_limit : float
             ε̄ of "stretch-limited" (dimensionless, > 0; default 0.01): no element edge or quad
             diagonal gets longer than (1 + ε̄) times its rest length, no triangle edge shorter than

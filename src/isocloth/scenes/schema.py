@@ -115,7 +115,7 @@ class ClothSpec(_Strict):
     gravity: float | None = None
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
     constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(
-        default="thesis-nodal", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "
+        default="stretch-limited", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "
         "E, F, G; Coltraro et al. §2.4); 'stretch-limited': the same rows plus bounds on every element edge's "
         "length (isocloth.fem.stretch_limits)")
     stretch_limit: float = Field(default=0.01, gt=0, lt=1, description="largest stretch of an element edge "

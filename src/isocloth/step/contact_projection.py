@@ -45,9 +45,10 @@ restarts from φ0 with ω ← ``omega_decay``·ω, keeping the observation set p
 dropped (the solver cannot act on them).
 
 Element length limits (``model.stretch_limits``, :mod:`isocloth.fem.stretch_limits`) are linearised
-inequality rows of the same QPs near their bound (μ = 0). A limit in a QP's working set is held as an
-equality row for the rest of the step (limits entering and leaving every QP stalled the staggered
-friction iteration), and the QP steps are halved while the violation grows (docs/design/constraint-model.md).
+inequality rows of the same QPs near their bound (μ = 0). A limit in a QP's working set is held for
+the rest of the step (limits entering and leaving every QP stalled the staggered friction iteration)
+as a compliant row with a slack coordinate (:meth:`ContactProjection._with_slack`), and the QP steps are
+halved while the violation grows above the tolerance (docs/design/constraint-model.md).
 """
 
 from __future__ import annotations
@@ -164,8 +165,8 @@ class ContactProjection:
         warm_keys : row keys active at the previous step (warm start, Remark 5.3.1)
         held : (h,) int64, element length limits held at their bound at the previous step
             (``State.held_edges``; ignored without ``model.stretch_limits``). Limits enter the QPs
-            as inequality rows near their bound; those in a QP's working set are held (equality
-            rows) for the rest of the step; at the end a held limit whose multiplier does not hold
+            as inequality rows near their bound; those in a QP's working set are held (compliant
+            rows, ``material.tensile_stiffness``) for the rest of the step; at the end a held limit whose multiplier does not hold
             its edge back is released (``ContactStats.held``). A pass that fails with held rows
             is redone with every limit an inequality row (``docs/design/constraint-model.md``).
 
@@ -188,9 +189,8 @@ class ContactProjection:
             out = self._pass(model, x_prev, x0, t, dt, keys_W, det, omega, collisions, stats, held)
             iterations += len(out.log.residuals) - 1
             if out.status is not SolveStatus.CONVERGED and model.stretch_limits is not None:
-                # held limits are equality rows; after a large move they can be (nearly) dependent
-                # with the nodal rows, and the QP steps explode (a garment landing on itself): redo
-                # the pass with every limit an inequality row, whose dependencies the QP resolves
+                # a pass that fails with held limits (with hard held rows: QP steps of 1e4 m after a
+                # garment landed on itself) is redone with every limit an inequality row
                 warm = np.union1d(keys_W, collision_keys(KIND_STRETCH_LIMIT, held, np.zeros_like(held)))
                 retry = self._pass(model, x_prev, x0, t, dt, warm, det, omega, collisions, stats,
                                    np.zeros(0, dtype=np.int64), hold=False)
@@ -272,24 +272,23 @@ class ContactProjection:
         return True
 
     @staticmethod
-    def _step_length(model, x, dx, rows, residuals, soft, dsoft, held) -> float:
+    def _step_length(model, x, dx, rows, residuals, soft, dsoft, limited, tolerance) -> float:
         """Backtracking for models with length limits: the QP step is halved (≤ 3 times) while the
-        largest relative violation of the rows (``rows`` of ``model.held_constraints``) and of the
-        limits exceeds twice the largest of the last three iterates' (the rule of
-        :class:`~isocloth.solvers.projection.SolverProjection`). A length limit is strongly
-        nonlinear for moves across its edge; full steps made strained starts diverge. ``soft`` and
-        ``dsoft`` (k,): the compliant part α λ of each row (0 for hard rows) and its change by the
-        step; the ``held`` limits (h,) int64 are rows, not bounds."""
+        largest relative violation of the rows (``rows`` of ``model.held_constraints``; ``soft`` and
+        ``dsoft`` (k,): the compliant part α λ of each row, 0 for hard rows, and its change by the
+        step) and of the limits that were inequality rows of the QP (``limited``, limit indices)
+        exceeds twice the largest of the last three iterates' (the rule of
+        :class:`~isocloth.solvers.projection.SolverProjection`) and the ``tolerance``. Full QP steps
+        made strained starts diverge; below the tolerance a step is never shortened, since the
+        friction iteration expects whole QP steps (a sheet on a μ = 0.5 incline kept sliding)."""
         cons, lim = model.held_constraints, model.stretch_limits
-        free = np.ones(lim.count, dtype=bool)
-        free[held] = False
 
         def merit(y, t):
             C = cons.value(y)[rows] - (soft + t * dsoft)
             return max(float(np.max(np.abs(C) / cons.scale[rows], initial=0.0)),
-                       float(np.max(lim.violation(y)[free], initial=0.0)))
+                       float(np.max(lim.violation(y)[limited], initial=0.0)))
 
-        ref = 2.0 * max(max(residuals[-3:]), merit(x, 0.0))
+        ref = max(2.0 * max(max(residuals[-3:]), merit(x, 0.0)), tolerance)
         step = 1.0
         for _ in range(3):
             if merit(x + step * dx, step) <= ref:
@@ -431,7 +430,7 @@ class ContactProjection:
                 ds[nA:] = qp.dx[3 * n:]
                 s0 = np.zeros(rows.size)
                 s0[nA:] = soft[held]
-                step = self._step_length(model, x, dx, rows, log.residuals, s0, ds, held)
+                step = self._step_length(model, x, dx, rows, log.residuals, s0, ds, stretch_index, self.tolerance)
                 soft[held] += step * qp.dx[3 * n:]
             x = x + step * dx
             step_max = float(np.abs(dx).max()) if dx.size else 0.0

@@ -181,6 +181,8 @@ class Replay:
     contact : dict of ContactProjection settings (``solver`` "active-set"/"interior-point",
         ``margin``, ``penetration_tolerance``, ``face_midpoints``), used when there are contacts
     self_collision : SelfCollisionOptions or None (no self-collision handling)
+    constraint_model : "stretch-limited" or "thesis-nodal" (``ModelBuilder.set_cloth``), None for
+        the builder's default
 
     Attributes (besides the options)
     ----------
@@ -198,8 +200,10 @@ class Replay:
     """
 
     def __init__(self, recording: Recording, material: Material | None = None, options: ReplayOptions | None = None,
-                 *, obstacles=(), contact: dict | None = None, self_collision=None) -> None:
+                 *, obstacles=(), contact: dict | None = None, self_collision=None,
+                 constraint_model: str | None = None) -> None:
         opts = options or ReplayOptions()
+        self.constraint_model = constraint_model
         self.options = opts
         self.material = material or Material()
         self.obstacles = tuple(obstacles)
@@ -353,7 +357,8 @@ class Replay:
             mat = self.material
             if mode == "quasi-inextensible" and mat.shear_stiffness <= 0:
                 mat = mat.replace(shear_stiffness=1.0)  # builds the shear rows; the value is set per run
-            b = ModelBuilder().set_cloth(self.mesh, mat, constraint_mode=mode)
+            model_kw = {} if self.constraint_model is None else {"constraint_model": self.constraint_model}
+            b = ModelBuilder().set_cloth(self.mesh, mat, constraint_mode=mode, **model_kw)
             self._schedule_grasps(b)
             for ob in self.obstacles:
                 b.add_obstacle(ob)
@@ -589,4 +594,4 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
                "face_midpoints": cfg.simulation.face_midpoint_contacts}
     self_collision = cfg.self_collision.options() if cfg.self_collision is not None else None
     return Replay(recording, material_of(cfg.cloth), opts, obstacles=obstacles, contact=contact,
-                  self_collision=self_collision)
+                  self_collision=self_collision, constraint_model=cfg.cloth.constraint_model)
