@@ -200,6 +200,11 @@ class ClothModel:
                                    self.constraints.with_length_rows(lim.pairs, lim.bound, RowKind.STRETCH_LIMIT))
         return self._cache["held"]
 
+    def held_compliance(self, held: np.ndarray, dt: float) -> np.ndarray:
+        """(h,) float64 [m²/kg], compliance of the rows of the held limits ``held`` (h,) int64 for a
+        step dt [s]: :meth:`StretchLimits.compliance` with ``material.tensile_stiffness``."""
+        return self.stretch_limits.compliance(held, self.material.tensile_stiffness, dt)
+
     def rows_holding(self, held: np.ndarray) -> np.ndarray:
         """Rows of :attr:`held_constraints` a projection enforces: the active rows, then the rows
         of the held edges ``held`` (h,) int64 (indices into ``stretch_limits``)."""

@@ -47,7 +47,7 @@ from isocloth.solvers.schur import CHOLMOD_MODES, ORDERINGS, SchurSystem
 
 __all__ = ["SolverProjection"]
 
-CACHED_SYSTEMS = 64
+CACHED_SYSTEMS = 8
 """Linear systems (and constraint evaluators) kept per solver, one per set of enforced rows."""
 
 

@@ -277,7 +277,7 @@ class ContactProjection:
         largest relative violation of the rows (``rows`` of ``model.held_constraints``; ``soft`` and
         ``dsoft`` (k,): the compliant part α λ of each row, 0 for hard rows, and its change by the
         step) and of the limits that were inequality rows of the QP (``limited``, limit indices)
-        exceeds twice the largest of the last three iterates' (the rule of
+        exceeds twice the largest of the last three iterates' (``residuals``, the last one x's; the rule of
         :class:`~isocloth.solvers.projection.SolverProjection`) and the ``tolerance``. Full QP steps
         made strained starts diverge; below the tolerance a step is never shortened, since the
         friction iteration expects whole QP steps (a sheet on a μ = 0.5 incline kept sliding)."""
@@ -288,7 +288,9 @@ class ContactProjection:
             return max(float(np.max(np.abs(C) / cons.scale[rows], initial=0.0)),
                        float(np.max(lim.violation(y)[limited], initial=0.0)))
 
-        ref = max(2.0 * max(max(residuals[-3:]), merit(x, 0.0)), tolerance)
+        # the rows' residual at x is residuals[-1]; only its limits' violation is new
+        ref = max(2.0 * max(max(residuals[-3:]), float(np.max(lim.violation(x)[limited], initial=0.0))),
+                  tolerance)
         step = 1.0
         for _ in range(3):
             if merit(x + step * dx, step) <= ref:
@@ -327,7 +329,6 @@ class ContactProjection:
         # the held limits are compliant rows C_e = s_e (:meth:`StretchLimits.compliance`), solved
         # with one slack coordinate s_e of inverse mass α_e each: row C_e − s_e = 0
         soft = np.zeros(limits.count if limits is not None else 0)
-        stiffness = model.material.tensile_stiffness
         nA = model.active_rows.size
         n = x0.shape[0]
         w = model.inverse_masses
@@ -363,7 +364,7 @@ class ContactProjection:
             R, A_I, A_coll = inequality_rows(model, x, t, self.margin, collisions.rows if collisions is not None
                                              else None, faces, A_coll, held)
             stats.detection_time += time.perf_counter() - tic
-            w_q, A_E_q, A_I_q = self._with_slack(w3, A_E, A_I, nA, limits.compliance(held, stiffness, dt)
+            w_q, A_E_q, A_I_q = self._with_slack(w3, A_E, A_I, nA, model.held_compliance(held, dt)
                                                  if held.size else None)
             stretch, stretch_index = stretch_rows_of(R)
             min_gap = float(R.gap[~stretch].min()) if R.count > stretch_index.size else np.inf

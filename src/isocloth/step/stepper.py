@@ -149,17 +149,12 @@ class Stepper:
             return self.predictor.metric(dt)
         return None
 
-    def held_compliance(self, held: np.ndarray, dt: float) -> np.ndarray:
-        """(h,) float64 [m²/kg], compliance of the rows of the held edges ``held`` (h,) int64
-        (:meth:`StretchLimits.compliance` with ``material.tensile_stiffness``)."""
-        return self._limits.compliance(held, self.model.material.tensile_stiffness, dt)
-
     def project(self, x0: np.ndarray, dt: float | None = None, factor_point: np.ndarray | None = None,
                 held: np.ndarray | None = None) -> SolveResult:
         """Fast projection of x0 onto the inextensibility constraints (in the metric of
         :meth:`projection_metric`); ``factor_point`` (n, 3) [m]: see ``State.factor_point``;
         ``held`` (h,) int64: element edges held at their stretch bound as compliant rows
-        (``model.rows_holding``, :meth:`held_compliance`; their multipliers are
+        (``model.rows_holding``, ``model.held_compliance``; their multipliers are
         ``lam[model.constraint_count + held]``, > 0 in tension)."""
         m = self.model
         dt = self.dt if dt is None else dt
@@ -172,7 +167,7 @@ class Stepper:
         if self._held_key != key:  # the same array object while the held set does not change (factor pattern kept)
             self._held_key, self._held_rows = key, m.rows_holding(held)
         alpha = np.zeros(self._held_rows.size)
-        alpha[m.active_rows.size:] = self.held_compliance(held, dt)
+        alpha[m.active_rows.size:] = m.held_compliance(held, dt)
         return self.solver.solve(x0, m.inverse_masses, m.held_constraints, self._held_rows, metric=W,
                                  factor_point=factor_point, compliance=alpha)
 
@@ -184,16 +179,15 @@ class Stepper:
         held from now on: those whose multiplier pushes their ends apart (λ < 0 for an upper
         bound) are released. The compliance keeps the rows of dependent held edges factorable."""
         lim = self._limits
-        slack = 0.5 * self.solver.tolerance
         its = facts = 0
         start = x0
         for _ in range(self.MAX_HOLD_ROUNDS):
             res = self.project(start, dt, factor_point=factor_point, held=held)
             its += res.iterations
             facts += res.factorizations
-            if res.status is not SolveStatus.CONVERGED or lim is None or not lim.count:
+            if res.status is not SolveStatus.CONVERGED:
                 break
-            over = np.setdiff1d(lim.exceeding(res.x, slack), held)
+            over = self._beyond(res.x, held)
             if over.size == 0:
                 break
             held = np.union1d(held, over)
@@ -205,13 +199,14 @@ class Stepper:
 
     MAX_HOLD_ROUNDS = 6
 
-    def _exceeds(self, x: np.ndarray, held: np.ndarray) -> bool:
-        """Whether an element edge at x (n, 3) [m] that is not ``held`` exceeds one of its length
-        bounds by more than half the relative tolerance (the acceptance of the contact projection)."""
+    def _beyond(self, x: np.ndarray, held: np.ndarray) -> np.ndarray:
+        """(k,) int64, the limits not ``held`` whose edges at x (n, 3) [m] exceed their bound by more
+        than half the relative tolerance (the acceptance of the contact projection); empty without
+        limits."""
         lim = self._limits
         if lim is None or not lim.count:
-            return False
-        return np.setdiff1d(lim.exceeding(x, 0.5 * self.solver.tolerance), held).size > 0
+            return np.zeros(0, dtype=np.int64)
+        return np.setdiff1d(lim.exceeding(x, 0.5 * self.solver.tolerance), held)
 
     def step(self, state: State, control: Control | None = None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step.
@@ -369,7 +364,7 @@ class Stepper:
                 held = cstats.held
         else:
             res, held = self.project_limited(x0, dt, state.factor_point, state.held_edges)
-        if cstats is None and res.status is SolveStatus.CONVERGED and self._exceeds(res.x, held):
+        if cstats is None and res.status is SolveStatus.CONVERGED and self._beyond(res.x, held).size:
             # edges beyond their stretch bound: continue from the fast projection with the limits as
             # inequality rows of the contact QPs, which choose the edges to hold
             fast = res
