@@ -67,22 +67,45 @@ def test_sheet_dropped_on_a_sphere_keeps_its_elements_and_stays_outside():
     assert w["stretch"] <= 0.02 and w["mean"] <= 0.01 and w["largest"] <= 0.03 and w["total"] <= 0.005
 
 
-def test_held_edges_sit_at_their_bound_and_are_released_again():
-    """hang-a2 shaken for 3 s: the set of held edges grows and shrinks (an edge that the motion
-    compresses is released at the end of its step), and every held edge ends its step at its
-    bound, to the tolerance."""
-    sc = load_scene("hang-a2", ["cloth.constraint_model='stretch-limited'", "output.video='none'"])
+def _sheet_with_approaching_corners():
+    """The A2 wool sheet of hang-a2 hung by its two top corners, which move 10 cm towards each
+    other between t = 1 s and 1.5 s: the top edge, taut while hanging, goes slack."""
+    mesh = {"generator": "rectangle", "width": 0.42, "height": 0.594, "nx": 7, "ny": 9, "element": "quad",
+            "plane": "xz"}
+    grasps = [{"name": name, "nodes": {"nearest": [[sign * 0.21, 0.0, 1.0]]},
+               "trajectory": {"type": "waypoints", "times": [0.0, 1.0, 1.5],
+                              "points": [[0, 0, 0], [0, 0, 0], [-sign * 0.05, 0, 0]], "interpolation": "smoothstep"}}
+              for name, sign in (("left", -1.0), ("right", 1.0))]
+    return build_scene(config_from_dict({
+        "name": "a2-corners-approach",
+        "cloth": {"mesh": mesh, "placement": {"translate": [0.0, 0.0, 0.703]},
+                  "noise": {"sigma": 0.0005, "seed": 0}, "fabric": "wool"},
+        "grasps": grasps, "simulation": {"dt": 0.01, "duration": 2.0}, "output": {"video": "none"}}))
+
+
+def test_held_edges_sit_at_their_bound_and_are_released_when_the_cloth_goes_slack():
+    """A hanging sheet holds the edges its weight stretches to the bound, at the bound (to the
+    tolerance); when its corners approach each other the top of the sheet goes slack and edges are
+    released (once shorter than their bound by ``Stepper.release_slack``). Beyond its bound a held
+    edge is a spring of the fabric's tensile stiffness: the approach stretches it a little."""
+    sc = _sheet_with_approaching_corners()
     lim, st, s = sc.model.stretch_limits, sc.stepper, sc.initial_state
-    sizes, released = [], 0
-    while s.t < 3.0 - 1e-9:
+    hanging, released, peak = 0, 0, 0.0
+    while s.t < sc.duration - 1e-9:
         before = set(s.held_edges.tolist())
         s, info = st.step(s)
-        sizes.append(info.held_edges)
+        assert info.converged
         released += len(before - set(s.held_edges.tolist()))
-        if s.held_edges.size:
-            v = lim.violation(s.x)[s.held_edges] * lim.rest_length[s.held_edges] / lim.bound[s.held_edges]
-            assert np.abs(v).max() <= 1e-3, (s.t, np.abs(v).max())
-    assert max(sizes) >= 2 and released >= 5
+        strain = lim.strain(s.x)
+        if s.held_edges.size:  # no held edge short of its bound by more than the release band
+            assert lim.violation(s.x)[s.held_edges].min() >= -st.release_slack
+        if s.t <= 1.0:
+            hanging = max(hanging, s.held_edges.size)
+            assert strain.max() <= 0.01 + 5e-4  # at the bound, to the tolerance
+        peak = max(peak, strain.max())
+    assert hanging >= 2
+    assert released >= 20  # measured 101
+    assert peak <= 0.0135  # measured 1.25 %; 1.46 % with a release band of half the tolerance (held edges stiffen the sheet)
 
 
 def test_resume_with_held_edges_is_bit_identical(tmp_path):

@@ -24,16 +24,18 @@ u = (p_a − p_b)/‖p_a − p_b‖: weights (1, −1) on (a, b) and normal −u
 lower one, :func:`isocloth.contact.rows.stretch_limit_rows`), and a limit in a QP's working set is
 *held* for the rest of the step, i.e. becomes the row ‖p_a − p_b‖² − b_e² = α_e λ_e (the form of
 eq. 2.7, :meth:`InextensibilityConstraints.with_length_rows`, made compliant: beyond its bound the
-edge answers with the fabric's tensile stiffness, :meth:`StretchLimits.compliance`). At the end of the
-step a held upper bound whose multiplier pushes the edge's ends apart (or a lower bound whose
+edge answers with the fabric's tensile stiffness, :meth:`StretchLimits.compliance`). At the end of a
+contact step a held upper bound whose multiplier pushes the edge's ends apart (or a lower bound whose
 multiplier pulls them together) is released; the others stay held into the next step. Contact-free
-steps hold every edge their fast projection leaves beyond its bound and project again
-(``Stepper.project_limited``).
+steps hold every edge their fast projection leaves beyond its bound and project again, and release
+an edge once it is shorter than its bound by more than a band (``Stepper.project_limited``,
+``Stepper.release_slack``; docs/design/constraint-model.md §7).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -68,7 +70,7 @@ class StretchLimits:
     def count(self) -> int:
         return int(self.rest_length.size)
 
-    @property
+    @cached_property
     def bound(self) -> np.ndarray:
         """(s,) float64 [m], the bounds (1 ± ε̄) L_e."""
         return (1.0 + self.limit * self.sign) * self.rest_length

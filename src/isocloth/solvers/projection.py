@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from isocloth.solvers.bordered import BorderedSchur
 from isocloth.solvers.kkt import KKTSystem
 from isocloth.solvers.linalg import DENSE_LIMIT
 from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
@@ -174,6 +175,14 @@ class SolverProjection:
                                      constraints.row_count, cholmod_mode=self.cholmod_mode,
                                      ordering=self.ordering))
 
+    def _bordered(self, constraints, rows, appended: int, inv_mass) -> BorderedSchur:
+        """The system of ``rows`` whose last ``appended`` rows border the (shared) system of the others."""
+        key = (id(constraints), rows.tobytes(), appended, id(inv_mass), self.cholmod_mode, self.ordering)
+        base = self._schur(constraints, rows[:rows.size - appended], inv_mass)
+        return self._cached("_bordered_cache", key, lambda: BorderedSchur(
+            base, constraints.pair_row, constraints.pair_node, rows[rows.size - appended:], inv_mass,
+            constraints.row_count))
+
     def _kkt(self, constraints, rows, inv_mass, metric) -> KKTSystem:
         key = (id(constraints), rows.tobytes(), id(inv_mass), id(metric))
         return self._cached("_kkt_cache", key, lambda: KKTSystem(constraints, rows, metric, inv_mass))
@@ -223,7 +232,7 @@ class SolverProjection:
 
     def solve(self, x0: np.ndarray, inv_mass: np.ndarray, constraints, rows: np.ndarray,
               metric=None, factor_point: np.ndarray | None = None,
-              compliance: np.ndarray | None = None) -> SolveResult:
+              compliance: np.ndarray | None = None, appended: int = 0) -> SolveResult:
         """Project x0 onto C = 0.
 
         Parameters
@@ -252,6 +261,11 @@ class SolverProjection:
             With ``stationarity`` > 0 the fixed point is the closest point with the spring
             energy C² / (2α) added; in the fast projection the springs act along the normals of the
             iterates (like the hard rows).
+        appended : int
+            In the mass metric, the last ``appended`` rows are factored as a border of the system
+            of the others (:class:`~isocloth.solvers.bordered.BorderedSchur`), which keeps its
+            factorization, and its factor point, while the appended set changes (default 0: one
+            system of all rows).
 
         Returns
         -------
@@ -277,8 +291,11 @@ class SolverProjection:
                 alpha = None
         soft = np.zeros(rows.size)  # α λ of the compliant rows: the row holds C − soft = 0
         x = x0.copy()
+        if not 0 <= appended <= rows.size:
+            raise ValueError(f"appended must be in [0, {rows.size}], got {appended}")
         if metric is None:
-            system = self._schur(constraints, rows, inv_mass)
+            system = (self._bordered(constraints, rows, appended, inv_mass) if appended
+                      else self._schur(constraints, rows, inv_mass))
             sparse = not system.dense
         else:
             system = self._kkt(constraints, rows, inv_mass, metric)
@@ -409,3 +426,6 @@ class SolverProjection:
         else:
             system.factorize(AX, self.regularization, self.backend, compliance)
         system.factor_x = np.array(x, dtype=np.float64, copy=True)
+        base = getattr(system, "base", None)
+        if base is not None and base.factor_x is None:  # the base was refactored here
+            base.factor_x = system.factor_x

@@ -86,6 +86,8 @@ class SchurSystem:
         self.factor_AX = None  # A x at the factorization (linearisation point of chord steps)
         self.factor_x = None  # positions of the factorization, recorded by the caller (SolverProjection)
         self.factor_AX_absmax = 0.0
+        self.factor_compliance = None  # (k,) compliance of the factorization, None without
+        self.factor_shift = 0.0  # ε of the factorization
         self.factorizations = 0
         local = np.full(row_count, -1, dtype=np.int64)
         local[rows] = np.arange(k)
@@ -197,6 +199,8 @@ class SchurSystem:
                                                     backend="auto" if backend == "dense" else backend))
         self.factor_AX = np.array(AX, dtype=np.float64, copy=True)
         self.factor_AX_absmax = float(np.abs(self.factor_AX).max()) if AX.size else 0.0
+        self.factor_compliance = None if compliance is None else np.array(compliance, dtype=np.float64)
+        self.factor_shift = eps
         self.factorizations += 1
 
     @property

@@ -160,7 +160,7 @@ class Stepper:
         dt = self.dt if dt is None else dt
         W = self.projection_metric(dt)
         held = np.zeros(0, dtype=np.int64) if held is None else np.asarray(held, dtype=np.int64)
-        if held.size == 0:
+        if self._limits is None or not self._limits.count:
             return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows, metric=W,
                                      factor_point=factor_point)
         key = held.tobytes()
@@ -168,45 +168,69 @@ class Stepper:
             self._held_key, self._held_rows = key, m.rows_holding(held)
         alpha = np.zeros(self._held_rows.size)
         alpha[m.active_rows.size:] = m.held_compliance(held, dt)
+        # the held rows border the system of the active rows, whose factorization they share
         return self.solver.solve(x0, m.inverse_masses, m.held_constraints, self._held_rows, metric=W,
-                                 factor_point=factor_point, compliance=alpha)
+                                 factor_point=factor_point, compliance=alpha, appended=held.size)
 
     def project_limited(self, x0: np.ndarray, dt: float, factor_point: np.ndarray | None,
-                        held: np.ndarray) -> tuple[SolveResult, np.ndarray]:
+                        held: np.ndarray) -> tuple[SolveResult, np.ndarray, np.ndarray]:
         """Fast projection with the ``held`` element edges (``model.stretch_limits``) as compliant
-        rows at their bound; edges that end beyond their bound join them and the projection goes
-        on from its result (at most ``MAX_HOLD_ROUNDS`` times). Returns the result and the edges
-        held from now on: those whose multiplier pushes their ends apart (λ < 0 for an upper
-        bound) are released. The compliance keeps the rows of dependent held edges factorable."""
+        rows at their bound; edges that end beyond their bound by more than :attr:`hold_slack` join
+        them and the projection goes on from its result (at most ``MAX_HOLD_ROUNDS`` times). The
+        held rows border the factorization of the constraints' rows
+        (:class:`~isocloth.solvers.bordered.BorderedSchur`), so a round starts from the last
+        factorization; their compliance keeps dependent held edges factorable.
+
+        Returns the result, the edges held from now on (an edge shorter than its bound by more
+        than :attr:`release_slack`, which its row pushes apart, is released) and the edges (k,)
+        int64 still beyond their bound when the rounds ran out (none when the projection did not
+        converge)."""
         lim = self._limits
+        beyond = np.zeros(0, dtype=np.int64)
+        if lim is None or not lim.count:
+            return self.project(x0, dt, factor_point=factor_point), held, beyond
         its = facts = 0
         start = x0
-        for _ in range(self.MAX_HOLD_ROUNDS):
+        for round_ in range(self.MAX_HOLD_ROUNDS):
             res = self.project(start, dt, factor_point=factor_point, held=held)
             its += res.iterations
             facts += res.factorizations
             if res.status is not SolveStatus.CONVERGED:
                 break
-            over = self._beyond(res.x, held)
-            if over.size == 0:
+            violation = lim.violation(res.x)
+            beyond = violation > self.hold_slack
+            beyond[held] = False
+            beyond = np.flatnonzero(beyond)
+            if beyond.size == 0 or round_ == self.MAX_HOLD_ROUNDS - 1:
                 break
-            held = np.union1d(held, over)
-            start, factor_point = res.x, None
+            held = np.union1d(held, beyond)
+            start, factor_point = res.x, res.factor_point
         res.iterations, res.factorizations = its, facts
-        if held.size:  # Δφ = −W⁻¹∇Cᵀλ: λ > 0 pulls an edge's ends together
-            held = held[lim.sign[held] * res.lam[self.model.constraint_count + held] >= 0.0]
-        return res, held
+        if held.size and res.status is SolveStatus.CONVERGED:
+            held = held[violation[held] >= -self.release_slack]
+        if res.status is not SolveStatus.CONVERGED:
+            beyond = np.zeros(0, dtype=np.int64)
+        return res, held, beyond
 
     MAX_HOLD_ROUNDS = 6
 
-    def _beyond(self, x: np.ndarray, held: np.ndarray) -> np.ndarray:
-        """(k,) int64, the limits not ``held`` whose edges at x (n, 3) [m] exceed their bound by more
-        than half the relative tolerance (the acceptance of the contact projection); empty without
-        limits."""
-        lim = self._limits
-        if lim is None or not lim.count:
-            return np.zeros(0, dtype=np.int64)
-        return np.setdiff1d(lim.exceeding(x, 0.5 * self.solver.tolerance), held)
+    RELEASE_BAND = 0.05
+    """A held edge is released once it is shorter than its bound by more than this fraction of the
+    projection's relative tolerance (measured choice, docs/design/constraint-model.md §6)."""
+
+    @property
+    def hold_slack(self) -> float:
+        """Relative length by which an edge must exceed its bound to be held (half the projection's
+        relative tolerance, the acceptance of the contact projection)."""
+        return 0.5 * self.solver.tolerance
+
+    @property
+    def release_slack(self) -> float:
+        """Relative length by which a held edge must fall short of its bound to be released:
+        ``RELEASE_BAND`` × the projection's tolerance. Within it the edge is at its bound to the
+        accuracy of a converged projection; released there, it is pulled beyond its bound and held
+        again in the next step."""
+        return self.RELEASE_BAND * self.solver.tolerance
 
     def step(self, state: State, control: Control | None = None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step.
@@ -354,17 +378,18 @@ class Stepper:
             if (self.contact_free_fast_path and state.contact_keys.size == 0
                     and hasattr(self.contact_solver, "is_clear")
                     and self.contact_solver.is_clear(self.model, state.x, x0, t_new, dt, reuse=reuse)):
-                trial, trial_held = self.project_limited(x0, dt, state.factor_point, state.held_edges)
+                trial, trial_held, trial_beyond = self.project_limited(x0, dt, state.factor_point,
+                                                                       state.held_edges)
                 if (trial.status is SolveStatus.CONVERGED
                         and self.contact_solver.is_clear(self.model, state.x, trial.x, t_new, dt, reuse=reuse)):
-                    res, held = trial, trial_held
+                    res, held, beyond = trial, trial_held, trial_beyond
             if res is None:
                 res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys,
                                                         held=state.held_edges)
                 held = cstats.held
         else:
-            res, held = self.project_limited(x0, dt, state.factor_point, state.held_edges)
-        if cstats is None and res.status is SolveStatus.CONVERGED and self._beyond(res.x, held).size:
+            res, held, beyond = self.project_limited(x0, dt, state.factor_point, state.held_edges)
+        if cstats is None and beyond.size:
             # edges beyond their stretch bound: continue from the fast projection with the limits as
             # inequality rows of the contact QPs, which choose the edges to hold
             fast = res
