@@ -385,9 +385,8 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
         relaxation = MembraneRelaxation(sweeps=sim.membrane_sweeps, tolerance=sim.tolerance,
                                         penetration_tolerance=sim.penetration_tolerance, margin=sim.contact_margin,
                                         face_midpoints=sim.face_midpoint_contacts)
-    stepper = Stepper(model, dt=sim.dt, contact_solver=contact, contact_free_fast_path=sim.contact_free_fast_path,
-                      max_area_error_jump=sim.max_area_error_jump, membrane_relaxation=relaxation,
-                      substeps=sim.substeps,
+    stepper = Stepper(model, dt=sim.dt, contact_solver=contact, max_area_error_jump=sim.max_area_error_jump,
+                      membrane_relaxation=relaxation, substeps=sim.substeps,
                       solver=SolverProjection(tolerance=sim.tolerance, max_iterations=sim.max_iterations))
     state = model.initial_state()
     if cfg.cloth.relax_initial:

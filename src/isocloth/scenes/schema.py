@@ -209,8 +209,6 @@ class SimulationSpec(_Strict):
     penetration_tolerance: Length = Field(default=1e-4, gt=0, description="ε1 of thesis eq. 3.5")
     face_midpoint_contacts: bool = Field(
         default=False, description="contact rows at face centroids too (coarse meshes, small obstacles)")
-    contact_free_fast_path: bool = Field(
-        default=False, description="plain projection for steps clear of every contact (Stepper option)")
     max_area_error_jump: float | None = Field(
         default=None, gt=0, lt=1, description="redo a contact step as substeps when its mean element area "
         "error (thesis eq. 2.24) grows by more than this (Stepper option; off by default)")

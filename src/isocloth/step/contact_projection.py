@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from isocloth.contact.contacts import detect_contacts, detect_midpoint_contacts, mesh_faces
+from isocloth.contact.contacts import mesh_faces
 from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
 from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, CollisionSet, collision_keys
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
@@ -120,8 +120,6 @@ class ContactProjection:
         (:func:`~isocloth.contact.contacts.detect_midpoint_contacts`): on coarse meshes an obstacle
         smaller than an element (a needle tip, a thin bar) otherwise passes between the nodes
         (thesis Remark 3.2.1). Rebuilt at every iteration, counted with the collision rows.
-    clear_slack : float [m], extra box growth of the first clear check of a step, so that the
-        second (the projected positions) can reuse its broad phase (:meth:`is_clear`)
     divergence_ratio : float, a pass stops (status STALLED) when the relative residual exceeds this
         multiple of its value at φ0 (or of the tolerance): the iteration is diverging
     friction_proximal : float, weight ρ/max diag(D) of the proximal term ½ρ‖F − F_prev‖² of the
@@ -143,7 +141,6 @@ class ContactProjection:
     friction_proximal: float = 1e-3
     divergence_ratio: float = 1e3
     face_midpoints: bool = False
-    clear_slack: float = 0.005
     _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
 
     def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
@@ -230,46 +227,6 @@ class ContactProjection:
         stats.held, stats.held_edges = held, int(held.size)
         return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
                            residual=out.log.residuals[-1], log=out.log), stats
-
-    def is_clear(self, model, x_prev: np.ndarray, x: np.ndarray, t: float, dt: float, *,
-                 reuse: dict | None = None) -> bool:
-        """True when configuration x (n, 3) [m] at time t [s] has no row at all: no free node
-        within ``margin`` of an obstacle, no face midpoint (with ``face_midpoints``) and no
-        collision or proximity pair (ω of the model) on the motion from x_prev over dt. A step
-        whose predicted and projected positions are both clear needs no contact QP (the
-        stepper's ``contact_free_fast_path``).
-
-        ``reuse`` : dict, optional, shared by the checks of one step (same x_prev and t): the first
-        keeps its collision broad phase there, its boxes grown by ``clear_slack``, and a later
-        check whose x is within ``clear_slack`` of the first's (the projection of a clear
-        prediction, usually) runs only the narrow phase on those pairs. The pairs are a superset
-        of its own broad phase's, so the answer is the same. A check with another x_prev, t, dt or
-        ω runs its own broad phase."""
-        free_mask = model.inverse_masses > 0
-        if model.obstacles:
-            if detect_contacts(model.obstacles, x, t, self.margin, nodes=np.flatnonzero(free_mask)).count:
-                return False
-            if self.face_midpoints and detect_midpoint_contacts(model.obstacles, x, t, self.margin,
-                                                                mesh_faces(model.mesh), free_mask).count:
-                return False
-        det = model.collision_detector
-        if det is not None:
-            omega = float(model.self_collision.omega)
-            cand = None
-            first = reuse is not None and "candidates" not in reuse
-            if reuse is not None and not first:
-                kept, motion = reuse["candidates"], reuse["motion"]
-                if motion == (t, dt, omega) and np.array_equal(kept.X0[:x.shape[0]], x_prev):
-                    cand = kept.retarget(x)
-            if cand is None:
-                cand = det.broad_phase(x_prev, x, omega=omega, t_prev=t - dt, t=t,
-                                       slack=self.clear_slack if first else 0.0)
-                if first:
-                    reuse["candidates"], reuse["motion"] = cand, (t, dt, omega)
-            rows = det.narrow_phase(cand, omega=omega)
-            if rows.count and np.any(rows.movable(free_mask)):
-                return False
-        return True
 
     @staticmethod
     def _step_length(model, x, dx, rows, residuals, soft, dsoft, limited, tolerance) -> float:

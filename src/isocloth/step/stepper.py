@@ -57,12 +57,6 @@ class Stepper:
         A step whose relative constraint residual stays above this (default 0.5: edges 50 % off
         their rest length) raises SimulationDiverged instead of returning a meaningless state
         (e.g. an obstacle pushing a held edge further than the inextensible sheet allows).
-    contact_free_fast_path : bool
-        In a scene with contacts, a step that starts with no active contact and whose prediction
-        and plain projection (``solver``, with its factor reuse) are both clear of every contact
-        and collision row (:meth:`ContactProjection.is_clear`) keeps the plain projection instead
-        of running the contact QPs. Off by default: the plain projection's metric and iteration
-        differ from the contact projection's, so trajectories change within the tolerance.
     max_area_error_jump : float or None
         Error-driven substepping for contact steps: a converged step with contacts or collisions
         whose mean element area error (thesis eq. 2.24) exceeds that of its start by more than
@@ -93,7 +87,7 @@ class Stepper:
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
                  contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1,
                  max_substep_depth: int = 3, divergence_residual: float = 0.5,
-                 contact_free_fast_path: bool = False, max_area_error_jump: float | None = None,
+                 max_area_error_jump: float | None = None,
                  membrane_relaxation=None, substeps: int = 1) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
@@ -106,7 +100,6 @@ class Stepper:
         if not divergence_residual > 0:
             raise ValueError(f"divergence_residual must be > 0, got {divergence_residual}")
         self.divergence_residual = float(divergence_residual)
-        self.contact_free_fast_path = bool(contact_free_fast_path)
         if max_area_error_jump is not None and not max_area_error_jump > 0:
             raise ValueError(f"max_area_error_jump must be > 0 or None, got {max_area_error_jump}")
         self.max_area_error_jump = None if max_area_error_jump is None else float(max_area_error_jump)
@@ -372,21 +365,10 @@ class Stepper:
         x0 = self.predict(state, control, dt)
         cstats = None
         held = state.held_edges
-        res = None
         if self.contact_solver is not None and self.model.has_contacts:
-            reuse = {}  # the second check reuses the first's broad phase
-            if (self.contact_free_fast_path and state.contact_keys.size == 0
-                    and hasattr(self.contact_solver, "is_clear")
-                    and self.contact_solver.is_clear(self.model, state.x, x0, t_new, dt, reuse=reuse)):
-                trial, trial_held, trial_beyond = self.project_limited(x0, dt, state.factor_point,
-                                                                       state.held_edges)
-                if (trial.status is SolveStatus.CONVERGED
-                        and self.contact_solver.is_clear(self.model, state.x, trial.x, t_new, dt, reuse=reuse)):
-                    res, held, beyond = trial, trial_held, trial_beyond
-            if res is None:
-                res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys,
-                                                        held=state.held_edges)
-                held = cstats.held
+            res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys,
+                                                    held=state.held_edges)
+            held = cstats.held
         else:
             res, held, beyond = self.project_limited(x0, dt, state.factor_point, state.held_edges)
         if cstats is None and beyond.size:
