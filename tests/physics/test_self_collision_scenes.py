@@ -1,9 +1,10 @@
-"""Self-collision scenes end to end (issue 4): every saved frame of hit-a2, twist and drop-fold is
+"""Self-collision scenes end to end (issue 4): every saved frame of hit-a2, twist, drop-fold and the
+default scene shorts-hang is
 free of intersecting face pairs (exact triangle–triangle tests, independent of the solver), every
 step meets its constraint rows and converges (see ``UNCONVERGED``), and in drop-fold the folded
 layers keep the thickness τ0 once they rest on each other (seed 000 §3.2–3.3, §4.1).
 
-Slow: hit-a2 ~7 s (and ~4 s per extra noise seed), twist ~8 s, drop-fold ~80 s on one core. The
+Slow: hit-a2 ~7 s (and ~4 s per extra noise seed), twist ~8 s, drop-fold ~80 s, shorts-hang ~20 s on one core. The
 garment scenes shorts-fold and shorts-drop-fine take minutes: they are in
 ``test_garment_self_collisions.py`` under the ``long`` marker (``python3 -m pytest -m long``)."""
 
@@ -68,7 +69,7 @@ def _check_area_error_in_contact(name, rows):
     assert total < TOTAL_BOUNDS[name], total
 
 
-@pytest.mark.parametrize("name", ["hit-a2", "twist", "drop-fold"])
+@pytest.mark.parametrize("name", ["hit-a2", "twist", "drop-fold", "shorts-hang"])
 def test_scene_never_interpenetrates(name, tmp_path, scene_run):
     sc, summary, traj, rows = scene_run(name, tmp_path, unconverged=UNCONVERGED.get(name, 0))
     assert len(traj.times) >= 50
