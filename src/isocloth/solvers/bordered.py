@@ -95,13 +95,14 @@ class BorderedSchur:
         self._dx = np.zeros((self.n, 3))
 
     def blocks(self, AX: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """K (kb, h) and ∇C_h M⁻¹ ∇C_hᵀ (h, h) at A φ = AX (views reused between calls)."""
+        """K = ∇C_b M⁻¹ ∇C_hᵀ (kb, h) and ∇C_h M⁻¹ ∇C_hᵀ (h, h), float64, at A φ = AX (P, 3) [m]
+        (views of buffers reused between calls; units of the Schur complement, m²/kg)."""
         schur_values(AX, self._k_ta, self._k_tb, self._k_ts, self._k_tw, self._K)
         schur_values(AX, self._d_ta, self._d_tb, self._d_ts, self._d_tw, self._D)
         return self._K.reshape(self.kb, self.h), self._D.reshape(self.h, self.h)
 
     def matrix(self, AX: np.ndarray) -> np.ndarray:
-        """The full Schur complement at A φ = AX, dense (k, k) float64 (new array)."""
+        """The full Schur complement at A φ = AX (P, 3) [m], dense (k, k) float64 [m²/kg] (new array)."""
         S = self.base.matrix(AX)
         S = S.toarray() if hasattr(S, "toarray") else S
         K, D = self.blocks(AX)

@@ -278,8 +278,8 @@ class SolverProjection:
         numpy.linalg.LinAlgError
             If a linearised system cannot be factored (non-finite positions).
         ValueError
-            If ``compliance`` has the wrong shape or negative entries, or ``factor_point`` does
-            not fit x0.
+            If ``compliance`` has the wrong shape or negative entries, ``factor_point`` does
+            not fit x0, or ``appended`` is not in [0, k].
         """
         x0 = np.asarray(x0, dtype=np.float64)
         alpha = None
