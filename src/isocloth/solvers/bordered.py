@@ -20,22 +20,9 @@ import numpy as np
 from scipy.linalg import lapack
 
 from isocloth.solvers._schur_kernels import apply_transpose, schur_values
-from isocloth.solvers.schur import SchurSystem
+from isocloth.solvers.schur import SchurSystem, same_node_pairs
 
 __all__ = ["BorderedSchur"]
-
-
-def _same_node_pairs(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(i, j) int64 arrays of every ordered pair of positions with nodes[i] == nodes[j] (i == j included)."""
-    order = np.argsort(nodes, kind="stable")
-    sorted_nodes = nodes[order]
-    starts = np.flatnonzero(np.r_[True, sorted_nodes[1:] != sorted_nodes[:-1]]) if nodes.size else np.zeros(0, np.int64)
-    counts = np.diff(np.r_[starts, nodes.size])
-    reps = np.repeat(counts, counts)  # group size of each member
-    first = np.repeat(np.repeat(starts, counts), reps)  # group start, once per (member, partner)
-    i = np.repeat(np.arange(nodes.size), reps)
-    j = first + np.arange(i.size) - np.repeat(np.cumsum(np.r_[0, reps[:-1]]), reps)
-    return order[i], order[j]
 
 
 class BorderedSchur:
@@ -76,7 +63,7 @@ class BorderedSchur:
         self._k_ts = base.prow[b] * h + ext_row[a]  # row-major (base row, appended row)
         self._k_tw = 4.0 * ext_w[a]
         # D: every pair of appended pairs at one node (both orders: the full h × h block)
-        i, j = _same_node_pairs(ext_node)
+        i, j = same_node_pairs(ext_node)
         self._d_ta, self._d_tb = keep[i], keep[j]
         self._d_ts = ext_row[i] * h + ext_row[j]
         self._d_tw = 4.0 * ext_w[i]
@@ -88,9 +75,7 @@ class BorderedSchur:
         self._D = np.zeros(h * h)
         self._Kf = self._Z = self._T = None
         self._base_version = -1
-        self.factor_AX = None
         self.factor_x = None  # recorded by the caller (SolverProjection)
-        self.factor_AX_absmax = 0.0
         self.factorizations = 0
         self._dx = np.zeros((self.n, 3))
 
@@ -130,7 +115,7 @@ class BorderedSchur:
             base.factor_x = None
             base.factorize(AX, regularization, backend, c_base)
         K, D = self.blocks(AX)
-        Z = base.solve_factored(K) if self.h else K.copy()
+        Z = base.solve_factored(K)
         T = D - K.T @ Z
         T.flat[:: self.h + 1] += base.factor_shift
         if compliance is not None:
@@ -140,9 +125,17 @@ class BorderedSchur:
             raise np.linalg.LinAlgError(f"bordered Schur complement not positive definite (LAPACK info {info})")
         self._Kf, self._Z, self._T = K.copy(), Z, L
         self._base_version = base.factorizations
-        self.factor_AX = base.factor_AX
-        self.factor_AX_absmax = base.factor_AX_absmax
         self.factorizations += 1
+
+    @property
+    def factor_AX(self) -> np.ndarray | None:
+        """(P, 3) float64 [m], A φ at the factorization (the base's), None without a current one."""
+        return self.base.factor_AX if self.has_factor else None
+
+    @property
+    def factor_AX_absmax(self) -> float:
+        """max |A φ| at the factorization [m] (the base's)."""
+        return self.base.factor_AX_absmax
 
     @property
     def has_factor(self) -> bool:

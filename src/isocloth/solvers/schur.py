@@ -25,7 +25,7 @@ from scipy.linalg import lapack
 from isocloth.solvers._schur_kernels import apply_transpose, schur_values
 from isocloth.solvers.linalg import DENSE_LIMIT, spd_factor
 
-__all__ = ["SchurSystem", "SUPERNODAL_MIN_ROWS", "CHOLMOD_MODES", "ORDERINGS"]
+__all__ = ["SchurSystem", "same_node_pairs", "SUPERNODAL_MIN_ROWS", "CHOLMOD_MODES", "ORDERINGS"]
 
 # Above this many rows CHOLMOD's supernodal factorization (BLAS-3 on dense supernodes) beats the
 # simplicial one on the Schur complements of quad sheets with one BLAS thread: simplicial 4.6 vs
@@ -42,6 +42,20 @@ def _cholmod():
     except ImportError:
         return None
     return cholmod
+
+
+def same_node_pairs(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(i, j) int64 arrays of every ordered pair of positions with nodes[i] == nodes[j] (i == j
+    included), grouped by node in the order of a stable sort of ``nodes`` (n,) int64."""
+    order = np.argsort(nodes, kind="stable")
+    sorted_nodes = nodes[order]
+    starts = np.flatnonzero(np.r_[True, sorted_nodes[1:] != sorted_nodes[:-1]]) if nodes.size else np.zeros(0, np.int64)
+    counts = np.diff(np.r_[starts, nodes.size])
+    reps = np.repeat(counts, counts)  # group size of each member
+    i = np.repeat(np.arange(nodes.size), reps)
+    offset = np.arange(i.size) - np.repeat(np.cumsum(np.r_[0, reps[:-1]]), reps)  # partner's rank in the group
+    j = np.repeat(np.repeat(starts, counts), reps) + offset
+    return order[i], order[j]
 
 
 class SchurSystem:
@@ -99,14 +113,7 @@ class SchurSystem:
         self.prow = local[pair_row[keep]].astype(np.int64)
         self.pnode = nodes.astype(np.int64)
         self.pw = inv_mass[nodes].astype(np.float64)
-        # all (a, b) pairs of kept pairs that share a node
-        starts = np.flatnonzero(np.r_[True, nodes[1:] != nodes[:-1]]) if nodes.size else np.zeros(0, np.int64)
-        counts = np.diff(np.r_[starts, nodes.size])
-        reps = np.repeat(counts, counts)  # group size for each member
-        a_local = np.repeat(np.arange(nodes.size), reps)
-        member_start = np.repeat(starts, counts)  # start of each member's group
-        b_off = np.arange(a_local.size) - np.repeat(np.cumsum(np.r_[0, reps[:-1]]), reps)
-        b_local = np.repeat(member_start, reps) + b_off
+        a_local, b_local = same_node_pairs(nodes)  # all (a, b) pairs of kept pairs that share a node
         ra, rb = self.prow[a_local], self.prow[b_local]
         # S is symmetric: only its lower triangle (row ≥ column) is assembled, which is all that
         # LAPACK's dpotrf(lower) and CHOLMOD (stype −1) read; a diagonal entry comes from a == b

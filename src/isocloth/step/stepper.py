@@ -199,9 +199,9 @@ class Stepper:
             held = np.union1d(held, beyond)
             start, factor_point = res.x, res.factor_point
         res.iterations, res.factorizations = its, facts
-        if held.size and res.status is SolveStatus.CONVERGED:
+        if res.status is SolveStatus.CONVERGED:
             held = held[violation[held] >= -self.release_slack]
-        if res.status is not SolveStatus.CONVERGED:
+        else:
             beyond = np.zeros(0, dtype=np.int64)
         return res, held, beyond
 
@@ -209,7 +209,7 @@ class Stepper:
 
     RELEASE_BAND = 0.05
     """A held edge is released once it is shorter than its bound by more than this fraction of the
-    projection's relative tolerance (measured choice, docs/design/constraint-model.md §6)."""
+    projection's relative tolerance (measured choice, docs/design/constraint-model.md §7)."""
 
     @property
     def hold_slack(self) -> float:
@@ -371,16 +371,16 @@ class Stepper:
             held = cstats.held
         else:
             res, held, beyond = self.project_limited(x0, dt, state.factor_point, state.held_edges)
-        if cstats is None and beyond.size:
-            # edges beyond their stretch bound: continue from the fast projection with the limits as
-            # inequality rows of the contact QPs, which choose the edges to hold
-            fast = res
-            res, cstats = self.contact_solver.solve(self.model, state.x, fast.x, t_new, dt, state.contact_keys,
-                                                    held=held)
-            held = cstats.held
-            res.iterations += fast.iterations
-            cstats.factorizations += fast.factorizations
-            res.factor_point = fast.factor_point
+            if beyond.size:
+                # edges beyond their stretch bound: continue from the fast projection with the limits
+                # as inequality rows of the contact QPs, which choose the edges to hold
+                fast = res
+                res, cstats = self.contact_solver.solve(self.model, state.x, fast.x, t_new, dt,
+                                                        state.contact_keys, held=held)
+                held = cstats.held
+                res.iterations += fast.iterations
+                cstats.factorizations += fast.factorizations
+                res.factor_point = fast.factor_point
         x = res.x
         relaxed, rel = False, None
         if self.membrane_relaxation is not None and res.status is SolveStatus.CONVERGED and np.isfinite(x).all():
