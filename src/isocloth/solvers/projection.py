@@ -76,18 +76,17 @@ class SolverProjection:
         0 (default): the fast projection of the thesis (each linearised QP starts from the current
         iterate; stops on the residual alone). > 0: closest-point projection, i.e. SQP on
         min ½|φ − φ0|²_W s.t. C(φ) = 0 with the metric as Hessian, iterated until the Lagrangian
-        gradient, as a displacement, is below ``stationarity`` × |φ − φ0|∞. The fast projection's
-        fixed points are equilibria only approximately: a clamped strip drooping 40° under its own
-        weight (25×5 quads) ends 22 % stiffer than the elastica with it, 6 % softer with
-        stationarity = 0.01 (tests/physics/test_cantilever.py); costs 3–20 iterations per step
-        instead of 1–2.
+        gradient, as a displacement, is below ``stationarity`` × |φ − φ0|∞. Its fixed points are
+        static equilibria; the fast projection's are not (it moves along the normals of its
+        iterates, not of its result), which biases quasi-static shapes at large dt
+        (docs/design/equilibria.md). It converges linearly, at a rate set by the geometric
+        stiffness of the multipliers, and costs several iterations per step.
     min_iterations : int
         Linearised QPs per step even when φ0 already meets the tolerance (default 1). With 0, a
         nearly static sheet falls freely inside the tolerance band until the residual crosses it,
-        then is pulled back: a limit cycle that biases quasi-static shapes (the clamped strip of
-        tests/physics/test_cantilever.py sags 2.68 mm with 0 and 2.02 mm with 1 at tolerance 1e-3,
-        Euler–Bernoulli 1.56 mm; near-flat sheets can sag by about L√tolerance). Free for dynamic
-        scenes, whose steps need at least one iteration anyway.
+        then is pulled back: a limit cycle that biases quasi-static shapes (near-flat sheets can
+        sag by about L√tolerance; tests/physics/test_cantilever.py). Free for dynamic scenes,
+        whose steps need at least one iteration anyway.
     reuse_factor : bool
         Take chord steps with the last factorization (see the module docstring) when the system
         is factored sparsely (more than ``DENSE_LIMIT`` rows); never in the closest-point mode
