@@ -69,6 +69,7 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     from isocloth.scenes.loader import SceneError, load_scene
     from isocloth.step.stepper import SimulationDiverged
 
+    folder = resume
     try:
         if resume is not None:
             summary = resume_run(resume, progress=progress, render=None if video else False)
@@ -82,7 +83,7 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     except (SceneError, MeshError, FileNotFoundError) as exc:
         _fail(str(exc))
     except SimulationDiverged as exc:
-        _fail(f"simulation diverged: {exc}", 3)
+        _fail(f"simulation diverged: {exc}\n  the frames before it, a checkpoint and summary.json are in {folder}", 3)
     tol = summary.extra.get("tolerance", float("nan"))
     typer.echo(f"{'interrupted' if summary.interrupted else 'done'}: {summary.simulated_time:.3f} s simulated "
                f"in {summary.wall_time:.2f} s -> real-time factor {summary.real_time_factor:.1f}x")
@@ -157,8 +158,9 @@ def check(run_folder: Path = typer.Argument(..., help="a run folder written by '
             typer.echo(f"frame {f} (t = {t:.4f} s): {len(pairs)} intersecting face pairs: {listed}{more}")
     if json_out is not None:
         from isocloth.io.atomic import atomic_write_text
+        from isocloth.io.jsontext import json_text
 
-        atomic_write_text(json_out, json.dumps(report.to_dict(), indent=2) + "\n")
+        atomic_write_text(json_out, json_text(report.to_dict()))
     bad = int((report.counts > 0).sum())
     typer.echo(f"{len(report.frames)} frames checked ({nt} faces): "
                + ("no intersections" if bad == 0 else f"{bad} frames with intersections, "

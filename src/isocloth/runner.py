@@ -15,15 +15,18 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import platform
+import signal
+import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from isocloth.io.atomic import atomic_write_text
+from isocloth.io.jsontext import json_text
 from isocloth.scenes.loader import Scene, build_scene, config_from_dict
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
@@ -59,7 +62,9 @@ class RunSummary:
     unconverged_steps : int
     max_area_error_total, max_area_error_mean : float (eq. 2.23, 2.24)
     max_edge_stretch : float, largest element-edge strain of any step (``StepInfo.edge_stretch_max``)
-    interrupted : bool
+    interrupted : bool, stopped by Ctrl-C or SIGTERM (a checkpoint was written)
+    stopped : str or None, why the run ended before its duration ("interrupted", or "diverged: " and
+        the reason); None for a complete run
     extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`)
     video : Path or None
     """
@@ -76,6 +81,7 @@ class RunSummary:
     max_area_error_mean: float = 0.0
     max_edge_stretch: float = 0.0
     interrupted: bool = False
+    stopped: str | None = None
     video: Path | None = None
     extra: dict = field(default_factory=dict)
 
@@ -151,17 +157,19 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
 
     Returns
     -------
-    RunSummary (also written to ``summary.json``). On KeyboardInterrupt the partial results and
-    a checkpoint are written and the summary has ``interrupted=True``.
+    RunSummary (also written to ``summary.json``). On KeyboardInterrupt or SIGTERM the partial
+    results and a checkpoint are written and the summary has ``interrupted=True``.
 
     Raises
     ------
     SimulationDiverged
-        If the state becomes non-finite (results up to the previous step are kept).
+        If a step diverges; before it propagates, every frame up to the last good step, a
+        checkpoint of that step and ``summary.json`` (``stopped`` = "diverged: ...") are written.
     """
     from tqdm import tqdm
 
     from isocloth.io.trajectory import TrajectoryWriter
+    from isocloth.step.stepper import SimulationDiverged
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -192,23 +200,34 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     steps_here = 0
     bar = tqdm(total=total_steps, initial=state.step_index, disable=not progress, unit="step",
                desc=scene.config.name, leave=False)
+    saved = state.step_index  # step of the last frame written
+    diverged = None
     try:
-        while state.step_index < total_steps:
-            t0 = time.perf_counter()
-            state, info = scene.stepper.step(state)
-            wall += time.perf_counter() - t0
-            steps_here += 1
-            diag_rows.append(info.as_row())
-            if state.step_index % save_every == 0 or state.step_index == total_steps:
-                writer.append(state.t, state.x, state.v)
-            if state.step_index % ckpt_every == 0:
-                checkpoint()
-            bar.update(1)
-            if progress and steps_here % 20 == 0:
-                bar.set_postfix(rtf=f"{(steps_here * dt) / max(wall, 1e-9):.1f}x", res=f"{info.residual:.1e}")
-        checkpoint(complete=True)
+        with _sigterm_as_interrupt():
+            while state.step_index < total_steps:
+                t0 = time.perf_counter()
+                state, info = scene.stepper.step(state)
+                wall += time.perf_counter() - t0
+                steps_here += 1
+                diag_rows.append(info.as_row())
+                if state.step_index % save_every == 0 or state.step_index == total_steps:
+                    writer.append(state.t, state.x, state.v)
+                    saved = state.step_index
+                if state.step_index % ckpt_every == 0:
+                    checkpoint()
+                bar.update(1)
+                if progress and steps_here % 20 == 0:
+                    bar.set_postfix(rtf=f"{(steps_here * dt) / max(wall, 1e-9):.1f}x", res=f"{info.residual:.1e}")
+            checkpoint(complete=True)
     except KeyboardInterrupt:
         summary.interrupted = True
+        summary.stopped = "interrupted"
+        checkpoint()
+    except SimulationDiverged as exc:
+        diverged = exc
+        summary.stopped = f"diverged: {exc}"
+        if saved != state.step_index:  # the last good step, between frames
+            writer.append(state.t, state.x, state.v)
         checkpoint()
     finally:
         bar.close()
@@ -228,10 +247,30 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     summary.extra["tolerance"] = scene.config.simulation.tolerance
     summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render
-    if do_render and not summary.interrupted:
+    if do_render and summary.stopped is None:
         summary.video = render_run(folder)
-    atomic_write_text(folder / "summary.json", json.dumps(summary.to_dict(), indent=2, sort_keys=True))
+    atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
+    if diverged is not None:
+        raise diverged
     return summary
+
+
+@contextmanager
+def _sigterm_as_interrupt():
+    """SIGTERM (``timeout``, a batch system, ``kill``) ends the run like Ctrl-C: partial results,
+    checkpoint and summary are written. Only in the main thread (signals cannot be set elsewhere)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path:

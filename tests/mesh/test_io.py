@@ -196,3 +196,19 @@ def test_codim_ipc_square():
     m = read_mesh(DATA / "codim_ipc/square21.obj")
     assert (m.node_count, m.triangle_count) == (441, 800)
     assert T.rest_element_areas(m).sum() == pytest.approx(1.0)
+
+
+def test_a_utf8_bom_keeps_the_first_vertex(tmp_path):
+    """Editors on Windows write a byte-order mark; it used to swallow the first 'v' line."""
+    p = tmp_path / "bom.obj"
+    p.write_bytes(b"\xef\xbb\xbfv 0 0 0\nv 1 0 0\nv 0 1 0\nv 1 1 0\nf 1 2 3\nf 2 4 3\n")
+    m = read_mesh(p)
+    assert m.vertices.shape == (4, 3) and m.triangles.shape == (2, 3)
+
+
+def test_an_empty_ply_is_a_mesh_error_not_an_exit(tmp_path):
+    """meshio calls sys.exit(1) on an empty PLY file; it used to end the caller's process."""
+    p = tmp_path / "empty.ply"
+    p.write_bytes(b"")
+    with pytest.raises(MeshError, match="cannot read mesh .*empty.ply"):
+        read_mesh(p)

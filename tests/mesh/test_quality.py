@@ -4,11 +4,13 @@ import pytest
 from isocloth.mesh.generators import annulus, rectangle
 from isocloth.mesh.mesh import Mesh, MeshError
 from isocloth.mesh.quality import (
+    CoordinateRangeError,
     DegenerateFaceError,
     DuplicateFaceError,
     InconsistentOrientationError,
     MeshReport,
     NonManifoldEdgeError,
+    TwistedQuadError,
     UnusedVertexError,
     check_mesh,
     validate_mesh,
@@ -144,3 +146,28 @@ def test_text_lists_defects():
     m = Mesh(SQUARE, triangles=[[0, 1, 2], [0, 1, 2]])
     text = validate_mesh(m).to_text()
     assert "defects:\n  - 1 duplicate face pair" in text and "unused vert" in text
+
+
+def test_a_self_crossing_quad_is_a_defect_and_a_concave_one_is_not():
+    """A bow-tie quad (nodes listed across instead of around) used to pass as 'defects: none'."""
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1, 1, 0]], dtype=float)
+    report = validate_mesh(Mesh(v, quads=np.array([[0, 1, 2, 3]])))
+    assert report.twisted_quads.tolist() == [0] and not report.ok
+    with pytest.raises(TwistedQuadError, match="self-crossing .*quad 0"):
+        check_mesh(Mesh(v, quads=np.array([[0, 1, 2, 3]])))
+    assert validate_mesh(Mesh(v, quads=np.array([[0, 1, 3, 2]]))).ok  # the same nodes around the boundary
+    concave = np.array([[0, 0, 0], [1, 0, 0], [0.3, 0.3, 0], [0, 1, 0]], dtype=float)
+    assert validate_mesh(Mesh(concave, quads=np.array([[0, 1, 2, 3]]))).ok
+    square = v[[0, 1, 3, 2]]
+    folded = square.copy()
+    folded[2] = [0.25, 0.25, 0.612]  # corner 2 turned by 120° about the diagonal 1–3
+    assert validate_mesh(Mesh(folded, quads=np.array([[0, 1, 2, 3]]), rest_vertices=square)).ok
+
+
+def test_coordinates_out_of_range_are_a_defect():
+    """A vertex at 1e300 m used to pass as 'defects: none' (with an infinite area)."""
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [1e300, 0, 0]], dtype=float)
+    report = validate_mesh(Mesh(v, triangles=np.array([[0, 1, 2], [1, 3, 2]])))
+    assert report.far_vertices.tolist() == [3]
+    with pytest.raises(CoordinateRangeError, match="beyond .*other units"):
+        check_mesh(Mesh(v, triangles=np.array([[0, 1, 2], [1, 3, 2]])))

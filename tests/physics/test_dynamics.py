@@ -6,6 +6,7 @@ import pytest
 from isocloth.control import TrajectoryFixed
 from isocloth.mesh.generators import perturbed, rectangle
 from isocloth.model import Material, ModelBuilder
+from isocloth.step.stepper import Stepper
 
 
 def test_free_fall_centroid_follows_the_damped_virtual_mass_recurrence(sim):
@@ -54,3 +55,14 @@ def test_small_swing_period_scales_with_sqrt_rho_over_delta(sim):
     assert T4 / T1 == pytest.approx(2.0, rel=0.03)
     # and it is a physical pendulum: rigid plate of height L swinging about its top edge
     assert T1 == pytest.approx(2 * np.pi * np.sqrt(2 * 0.3 / (3 * 9.8)), rel=0.05)
+
+
+@pytest.mark.parametrize("dt", [0.0, -0.01, float("nan"), float("inf"), "ten ms"])
+def test_a_step_that_is_not_a_finite_positive_time_is_refused(dt):
+    """dt = 0 used to return NaN velocities flagged converged, dt < 0 ran time backwards."""
+    model = ModelBuilder().set_cloth(rectangle(0.2, 0.2, 3, 3, plane="xy")).finalize()
+    st = Stepper(model, dt=0.01)
+    with pytest.raises(ValueError, match="dt must be"):
+        st.step(model.initial_state(), dt=dt)
+    with pytest.raises(ValueError, match="dt must be"):
+        Stepper(model, dt=dt)

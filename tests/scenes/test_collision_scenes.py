@@ -171,9 +171,17 @@ closed = true
     assert len(poly.points) == 0  # a closed chain has no free ends
 
 
+def _above_needles(tmp_path, extra):
+    """A scene file with the cloth above the needle tips (z = 0.67 m): a cloth starting among the
+    needles is refused."""
+    p = tmp_path / "needles.toml"
+    p.write_text(BASE.format(extra=extra).replace("translate = [0.0, 0.0, 0.5]", "translate = [0.0, 0.0, 0.8]"))
+    return p
+
+
 def test_needle_peaks_become_point_obstacles(tmp_path):
     extra = '[[obstacles]]\ntype = "needles"\nthickness = "1 mm"\npeaks = true'
-    sc = load_scene(_scene(tmp_path, extra))
+    sc = load_scene(_above_needles(tmp_path, extra))
     (needles,) = sc.model.obstacles
     (peaks,) = sc.model.thin_obstacles
     assert isinstance(needles, ObstacleNeedles) and isinstance(peaks, ObstaclePoints)
@@ -182,7 +190,7 @@ def test_needle_peaks_become_point_obstacles(tmp_path):
     np.testing.assert_allclose(tips[:, 2], 1.0 / (20.0 * 0.075))  # thesis eq. 3.17
     assert peaks.radius == pytest.approx(0.001)
     with pytest.raises(SceneError, match="peaks = true needs peak_radius > 0 or thickness > 0"):
-        load_scene(_scene(tmp_path, '[[obstacles]]\ntype = "needles"\npeaks = true'))
+        load_scene(_above_needles(tmp_path, '[[obstacles]]\ntype = "needles"\npeaks = true'))
 
 
 # ------------------------------------------------------------------ built-in scenes

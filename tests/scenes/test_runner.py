@@ -83,3 +83,42 @@ def test_a_sheet_that_refactors_every_iteration_gets_the_sub_step_hint(tmp_path,
     four = run_scene(build_scene(config_from_dict(sheet_660(4, duration=0.1))), tmp_path / "four")
     assert four.extra["hints"] == []
     assert run_scene(load_scene("hang-a2", SHORT), tmp_path / "a2").extra["hints"] == []
+
+
+def test_a_diverging_run_keeps_its_frames_and_says_why(tmp_path):
+    """A divergence used to throw away everything since the last checkpoint and write no summary."""
+    from isocloth.step.stepper import SimulationDiverged
+
+    sc = load_scene("hang-a2", ["simulation.dt=0.5", "simulation.duration=5.0", "output.video='none'"])
+    with pytest.raises(SimulationDiverged, match="at t = 2 s"):
+        run_scene(sc, tmp_path / "run")
+    traj = load_trajectory(tmp_path / "run")
+    assert traj.times.tolist() == [0.0, 0.5, 1.0, 1.5]  # every step before the failing one
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["stopped"].startswith("diverged: constraint residual") and summary["steps"] == 3
+    assert State.load(tmp_path / "run" / "checkpoint.npz").step_index == 3
+
+
+def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
+    """SIGTERM (e.g. from `timeout`) used to leave an empty run folder."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    folder = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "isocloth.cli", "run", "hang-a2", "--out", str(folder),
+                             "--no-video", "--no-progress", "--set", "simulation.duration=600",
+                             "--set", "output.checkpoint_every=1000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (folder / "metadata.json").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(1.0)  # a few hundred steps
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err  # the exit status of an interrupted run, as after Ctrl-C
+    assert out.startswith("interrupted")
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["interrupted"] and summary["stopped"] == "interrupted" and summary["steps"] > 0
+    assert State.load(folder / "checkpoint.npz").step_index == summary["steps"]

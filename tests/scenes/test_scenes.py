@@ -123,3 +123,49 @@ def test_a_run_folder_named_like_a_scene_does_not_shadow_the_builtin(tmp_path, m
     (tmp_path / "folder.toml").mkdir()
     with pytest.raises(SceneError, match="is a folder, not a scene file"):
         load_scene_config(str(tmp_path / "folder.toml"))
+
+
+@pytest.mark.parametrize("override, where", [
+    ("simulation.dt=inf", r"simulation\.dt"),
+    ("simulation.duration=inf", r"simulation\.duration"),
+    ("cloth.rho=inf", r"cloth\.rho"),
+    ("cloth.placement.translate=[0, 0, nan]", r"cloth\.placement\.translate\.2"),
+    ("grasps.0.trajectory.amplitude=[0, 0, inf]", r"grasps\.0\.trajectory\.amplitude\.2"),
+    ("simulation.dt='inf s'", r"simulation\.dt"),
+])
+def test_non_finite_numbers_are_named_scene_errors(override, where):
+    """inf and NaN in a scene field used to end in a traceback (OverflowError, ValueError deep in the build)."""
+    with pytest.raises(SceneError, match=where + r".*finite number"):
+        load_scene_config("hang-a2", [override])
+
+
+@pytest.mark.parametrize("dt, duration, hint", [(0.5, 0.2, "set duration = 0.5 s"),
+                                                 (0.01, 0.025, "set duration = 0.02 s or 0.03 s")])
+def test_a_duration_that_is_not_whole_steps_is_refused(dt, duration, hint):
+    """It used to be rounded silently: dt 0.5 s, duration 0.2 s ran 0 steps and reported done."""
+    with pytest.raises(SceneError, match=r"not a whole number of steps.*" + hint):
+        load_scene_config("hang-a2", [f"simulation.dt={dt}", f"simulation.duration={duration}"])
+    cfg, _ = load_scene_config("hang-a2", [f"simulation.dt={dt}", f"simulation.duration={3 * dt}"])
+    assert cfg.simulation.duration == pytest.approx(3 * dt)
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", ".hidden", "my scene", ""])
+def test_a_scene_name_that_is_not_a_folder_name_is_refused(name):
+    """The name is the default run folder runs/<name>: '../../x' used to write outside runs/."""
+    with pytest.raises(SceneError, match=r"name: .*cannot be a folder name"):
+        load_scene_config("hang-a2", [f"name='{name}'"])
+
+
+def test_a_nearest_grasp_point_far_from_the_cloth_is_refused():
+    """A point 100 m away used to snap silently to the closest node."""
+    with pytest.raises(SceneError, match=r"grasp point \[100.0, 0.0, 0.0\] is 99.8 m from the nearest node"):
+        load_scene("hang-a2", ["grasps.0.nodes.nearest=[[100.0, 0.0, 0.0]]"])
+    sc = load_scene("hang-a2", ["grasps.0.nodes.nearest=[[0.215, 0.0, 0.49]]"])  # 1 cm off a corner: fine
+    assert sc.model.grasp_nodes.size >= 1
+
+
+def test_a_cloth_that_starts_inside_an_obstacle_is_refused():
+    """It used to run, the first step ejecting the nodes at 24.7 m/s."""
+    with pytest.raises(SceneError, match=r"starts 0.208 m inside obstacle 'floor'.*move the cloth"):
+        load_scene("drop-fold", ["cloth.placement.translate=[0.0, 0.0, -0.02]"])
+    load_scene("drop-fold")  # its own placement, above the floor: fine

@@ -157,3 +157,20 @@ def test_filled_interpolates_only_named_markers():
     assert rec.select(["cloth", "stick"]).names == ("cloth", "stick")
     with pytest.raises(KeyError, match="no marker named 'x'"):
         rec.select(["x"])
+
+
+def test_a_truncated_c3d_file_is_an_error(tmp_path):
+    """A C3D cut short used to read 48 of its 101 frames without a word."""
+    pytest.importorskip("ezc3d")
+    from isocloth.validation.c3d import read_c3d, write_c3d
+
+    t = np.arange(101) / 100.0
+    markers = np.stack([np.stack([t, np.full_like(t, j), np.ones_like(t)], axis=1) for j in range(4)], axis=1)
+    rec = Recording(times=t, markers=markers, names=("A", "B", "C", "D"), rate=100.0)
+    path = write_c3d(tmp_path / "full.c3d", rec)
+    assert read_c3d(path).markers.shape[0] == 101
+    data = path.read_bytes()
+    cut = tmp_path / "cut.c3d"
+    cut.write_bytes(data[: len(data) - len(data) // 3])
+    with pytest.raises(RecordingError, match=r"announces 101 frames but the file holds \d+: it is truncated"):
+        read_c3d(cut)

@@ -41,7 +41,7 @@ def _parse_obj(path: Path):
     verts: list[list[float]] = []
     uvs: list[list[float]] = []
     faces: list[tuple[list[int], list[int]]] = []
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
         for lineno, line in enumerate(fh, 1):
             tok = line.split()
             if not tok:
@@ -169,8 +169,9 @@ def _read_other(path: Path):
         if tri or quad:
             return pts, tri, quad
         errors.append("meshio: no triangle or quad cells")
-    except Exception as exc:  # noqa: BLE001 - any reader failure falls back to trimesh
-        errors.append(f"meshio: {exc}")
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any reader failure falls back to trimesh
+        # (meshio's PLY reader calls sys.exit(1) on some malformed files)
+        errors.append("meshio: cannot parse it" if isinstance(exc, SystemExit) else f"meshio: {exc}")
     try:
         import trimesh
 

@@ -21,11 +21,16 @@ __all__ = [
     "DuplicateFaceError",
     "UnusedVertexError",
     "InconsistentOrientationError",
+    "TwistedQuadError",
+    "CoordinateRangeError",
     "DEGENERATE_AREA",
+    "MAX_COORDINATE",
 ]
 
 #: elements with rest or current area below this [m²] are degenerate
 DEGENERATE_AREA = 1e-14
+#: vertices (rest or current) farther than this [m] from the origin are out of range
+MAX_COORDINATE = 1e5
 _SHOW = 3  # offending elements named in a message
 
 
@@ -47,6 +52,14 @@ class UnusedVertexError(MeshError):
 
 class InconsistentOrientationError(MeshError):
     """Two faces traverse their shared edge in the same direction."""
+
+
+class TwistedQuadError(MeshError):
+    """A quad whose boundary crosses itself (a "bow-tie"): its two halves face opposite ways."""
+
+
+class CoordinateRangeError(MeshError):
+    """A vertex lies farther than ``MAX_COORDINATE`` from the origin."""
 
 
 def _ints(shape) -> np.ndarray:
@@ -86,6 +99,11 @@ class MeshReport:
         ``inconsistent_orientation_faces`` (k, 2).
     non_manifold_vertices : (k,) int64
         Vertices whose faces form several separate fans ("bow-tie"); a warning only.
+    twisted_quads : (k,) int64
+        Faces (quads) whose boundary crosses itself in the rest or the current shape: the
+        triangles on either side of one of its diagonals face opposite ways.
+    far_vertices : (k,) int64
+        Vertices with a rest or current coordinate beyond ±``MAX_COORDINATE`` m.
     """
 
     name: str
@@ -109,13 +127,13 @@ class MeshReport:
     inconsistent_orientation: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
     inconsistent_orientation_faces: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
     non_manifold_vertices: np.ndarray = field(default_factory=lambda: _ints(0))
+    twisted_quads: np.ndarray = field(default_factory=lambda: _ints(0))
+    far_vertices: np.ndarray = field(default_factory=lambda: _ints(0))
 
     @property
     def ok(self) -> bool:
         """True when there is no defect (non-manifold vertices are only a warning)."""
-        return not (len(self.non_manifold_edges) or len(self.degenerate_faces)
-                    or len(self.duplicate_faces) or len(self.unused_vertices)
-                    or len(self.inconsistent_orientation))
+        return not self._errors()
 
     # ------------------------------------------------------------- messages
     def _face(self, f: int) -> str:
@@ -125,11 +143,22 @@ class MeshReport:
 
     def _errors(self) -> list[tuple[type[MeshError], str]]:
         out: list[tuple[type[MeshError], str]] = []
+        k = len(self.far_vertices)
+        if k:
+            items = [str(int(i)) for i in self.far_vertices]
+            out.append((CoordinateRangeError, f"{_count(k, 'vertex', 'vertices')} beyond ±{MAX_COORDINATE:g} m "
+                        f"from the origin: {_few(items)}: the file is probably in other units or corrupt "
+                        "(scale it, e.g. cloth.placement.scale = 0.001 for millimetres)"))
         k = len(self.degenerate_faces)
         if k:
             items = [f"{self._face(f)}: {r}" for f, r in zip(self.degenerate_faces, self.degenerate_reasons)]
             out.append((DegenerateFaceError, f"{_count(k, 'degenerate face')}: {_few(items)}: "
                         "remove these faces or fix their nodes"))
+        k = len(self.twisted_quads)
+        if k:
+            items = [self._face(f) for f in self.twisted_quads]
+            out.append((TwistedQuadError, f"{_count(k, 'self-crossing (bow-tie) quad')}: {_few(items)}: "
+                        "list each quad's nodes in order around its boundary"))
         k = len(self.duplicate_faces)
         if k:
             items = [f"{self._face(a)} and {self._face(b)}" for a, b in self.duplicate_faces]
@@ -259,6 +288,32 @@ def _degenerate(mesh: Mesh) -> tuple[np.ndarray, tuple[str, ...]]:
     return bad.astype(np.int64), tuple(reasons)
 
 
+def _twisted_quads(mesh: Mesh) -> np.ndarray:
+    """Faces (quads, numbered after the triangles) that cross themselves in the rest or the current
+    shape: on *both* diagonals the two triangles face opposite ways (a concave quad has one such
+    diagonal, a quad folded along a diagonal at most one)."""
+    if not mesh.quad_count:
+        return _ints(0)
+    bad = np.zeros(mesh.quad_count, dtype=bool)
+    for c in (mesh.rest_corners[1], mesh.vertices[mesh.quads]):
+        a, b, cc, d = c[:, 0], c[:, 1], c[:, 2], c[:, 3]
+        crossed = np.ones(mesh.quad_count, dtype=bool)
+        for p, q, r, t in ((a, b, cc, d), (b, cc, d, a)):  # diagonal p–r: triangles (p, q, r), (p, r, t)
+            crossed &= np.einsum("ij,ij->i", np.cross(q - p, r - p), np.cross(r - p, t - p)) < 0.0
+        bad |= crossed
+    return (np.flatnonzero(bad) + mesh.triangle_count).astype(np.int64)
+
+
+def _far_vertices(mesh: Mesh) -> np.ndarray:
+    far = (np.abs(mesh.vertices) > MAX_COORDINATE).any(axis=1)
+    tri, quad = mesh.rest_corners
+    for faces, corners in ((mesh.triangles, tri), (mesh.quads, quad)):
+        if len(faces):
+            out = (np.abs(corners) > MAX_COORDINATE).any(axis=2)
+            far[faces[out]] = True
+    return np.flatnonzero(far).astype(np.int64)
+
+
 def _duplicates(mesh: Mesh) -> np.ndarray:
     out = []
     for faces, offset in ((mesh.triangles, 0), (mesh.quads, mesh.triangle_count)):
@@ -329,14 +384,17 @@ def validate_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
         inconsistent_orientation=incon.astype(np.int64),
         inconsistent_orientation_faces=incon_faces.astype(np.int64),
         non_manifold_vertices=_non_manifold_vertices(mesh, *_corner_half_edges(mesh)),
+        twisted_quads=_twisted_quads(mesh),
+        far_vertices=_far_vertices(mesh),
     )
 
 
 def check_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
     """Validate a mesh and raise on the first kind of defect.
 
-    Checked in this order: degenerate faces, duplicate faces, non-manifold edges, inconsistent
-    orientation, unused vertices. Non-manifold ("bow-tie") vertices are allowed.
+    Checked in this order: vertices out of range, degenerate faces, self-crossing quads, duplicate
+    faces, non-manifold edges, inconsistent orientation, unused vertices. Non-manifold ("bow-tie")
+    vertices are allowed.
 
     Parameters
     ----------
@@ -351,8 +409,8 @@ def check_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
 
     Raises
     ------
-    DegenerateFaceError, DuplicateFaceError, NonManifoldEdgeError,
-    InconsistentOrientationError, UnusedVertexError
+    CoordinateRangeError, DegenerateFaceError, TwistedQuadError, DuplicateFaceError,
+    NonManifoldEdgeError, InconsistentOrientationError, UnusedVertexError
         (all :class:`~isocloth.mesh.mesh.MeshError`) naming the first few offending elements,
         their count and the fix.
     """

@@ -254,13 +254,19 @@ def build_mesh(cfg: SceneConfig, base_dir: Path):
     return mesh
 
 
+NEAREST_REACH = 0.1
+"""A ``nearest`` grasp point farther than this fraction of the cloth's bounding-box diagonal from every
+node is an error (a point given before placement, or in the wrong units)."""
+
+
 def select_nodes(selector, x: np.ndarray) -> np.ndarray:
-    """Node indices (k,) int64 chosen by a NodeSelector on positions x (n, 3).
+    """Node indices (k,) int64 chosen by a NodeSelector on positions x (n, 3) [m].
 
     Raises
     ------
     SceneError
-        For indices out of range or a box containing no node.
+        For indices out of range, a box containing no node, or a ``nearest`` point farther than
+        ``NEAREST_REACH`` × the bounding-box diagonal from every node.
     """
     n = x.shape[0]
     out: list[int] = []
@@ -270,8 +276,15 @@ def select_nodes(selector, x: np.ndarray) -> np.ndarray:
             raise SceneError(f"grasp node index {bad[0]} is outside 0..{n - 1}")
         out += list(selector.indices)
     if selector.nearest:
+        reach = NEAREST_REACH * float(np.linalg.norm(np.ptp(x, axis=0)))
         for p in selector.nearest:
-            out.append(int(np.argmin(np.linalg.norm(x - np.asarray(p), axis=1))))
+            d = np.linalg.norm(x - np.asarray(p), axis=1)
+            i = int(np.argmin(d))
+            if d[i] > reach:
+                raise SceneError(f"grasp point {list(p)} is {d[i]:.3g} m from the nearest node ({i}, at "
+                                 f"{np.round(x[i], 4).tolist()}), more than {NEAREST_REACH:g} × the cloth's size "
+                                 f"({reach:.3g} m): give a point on the placed cloth (positions after placement)")
+            out.append(i)
     if selector.box_min is not None:
         lo, hi = np.asarray(selector.box_min), np.asarray(selector.box_max)
         inside = np.flatnonzero(np.all((x >= lo) & (x <= hi), axis=1))
@@ -393,7 +406,25 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
         relax = SolverProjection(tolerance=sim.tolerance, max_iterations=500)
         res = relax.solve(state.x, model.inverse_masses, model.constraints, model.active_rows)
         state.x = res.x
+    _check_start_outside(model, state.x)
     return Scene(cfg, model, stepper, state, base_dir)
+
+
+START_INSIDE = 1e-3
+"""[m] A cloth node deeper than this inside an obstacle at t = 0 is an error: the first contact
+projection would push it out within one step (tens of m/s)."""
+
+
+def _check_start_outside(model, x: np.ndarray) -> None:
+    """SceneError when a node of x (n, 3) [m] starts more than ``START_INSIDE`` inside an obstacle."""
+    for k, obs in enumerate(model.obstacles):
+        h = obs.signed_distance(x, 0.0)
+        i = int(np.argmin(h))
+        if h[i] < -START_INSIDE:
+            name = getattr(obs, "name", None) or f"obstacles.{k}"
+            raise SceneError(f"the cloth starts {-h[i]:.3g} m inside obstacle {name!r} (node {i} at "
+                             f"{np.round(x[i], 4).tolist()}): move the cloth (cloth.placement) or the obstacle "
+                             "so that every node starts outside it")
 
 
 def load_scene(name_or_path: str | Path, overrides: list[str] | None = None) -> Scene:

@@ -7,9 +7,10 @@ dimension (``dt = "3 kg"``) is an error that names the field and the expected un
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, model_validator
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 __all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec",
            "SelfCollisionSpec"]
@@ -218,6 +219,19 @@ class SimulationSpec(_Strict):
         "(isocloth.step.membrane_relaxation; for garments crumpling in contact)")
     membrane_sweeps: int = Field(default=4, ge=1, description="membrane relaxation QPs per step")
 
+    @model_validator(mode="after")
+    def _whole_steps(self):
+        """The run takes duration / dt steps: a duration that is not a whole number of steps would be
+        rounded silently (0 steps when duration < dt/2)."""
+        steps = self.duration / self.dt
+        k = round(steps)
+        if k < 1 or abs(steps - k) > 1e-6 * max(steps, 1.0):
+            lo, hi = max(int(steps), 1) * self.dt, (int(steps) + 1) * self.dt
+            choices = f"{lo:.6g} s or {hi:.6g} s" if lo != hi else f"{hi:.6g} s"
+            raise ValueError(f"duration {self.duration:.6g} s is not a whole number of steps of dt = "
+                             f"{self.dt:.6g} s: set duration = {choices}, or change dt")
+        return self
+
 
 class SelfCollisionSpec(_Strict):
     """``[self_collision]``: cloth–cloth constraints H ≥ τ0 (seed 000 §3.2–3.3, §4.1), see
@@ -260,6 +274,15 @@ class SceneConfig(_Strict):
     self_collision: SelfCollisionSpec | None = None
     simulation: SimulationSpec = SimulationSpec()
     output: OutputSpec = OutputSpec()
+
+    @field_validator("name")
+    @classmethod
+    def _folder_name(cls, v: str) -> str:
+        """The name is the default run folder (runs/<name>): letters, digits, '-', '_', '.', no path."""
+        if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.\-]{0,99}", v):
+            raise ValueError(f"{v!r} cannot be a folder name: use letters, digits, '-', '_' and '.' (not first), "
+                             "at most 100 characters, no '/' or spaces (e.g. 'my-scene')")
+        return v
 
 
 from isocloth.scenes.obstacle_specs import ObstacleSpec  # noqa: E402  (uses the quantities above)

@@ -26,6 +26,18 @@ class SimulationDiverged(RuntimeError):
     """The state became non-finite (the message names the node and time) or the constraints could not be met."""
 
 
+def _check_dt(dt) -> float:
+    """dt as a float [s]; ValueError unless it is a finite number > 0 (0 would divide the
+    velocities by zero, a negative step would run time backwards)."""
+    try:
+        value = float(dt)
+    except (TypeError, ValueError):
+        raise ValueError(f"dt must be a number of seconds > 0, got {dt!r}") from None
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"dt must be a finite time step > 0 s (e.g. 0.01), got {dt!r}")
+    return value
+
+
 class Stepper:
     """Advances a :class:`~isocloth.model.ClothModel`.
 
@@ -89,8 +101,7 @@ class Stepper:
                  max_substep_depth: int = 3, divergence_residual: float = 0.5,
                  max_area_error_jump: float | None = None,
                  membrane_relaxation=None, substeps: int = 1) -> None:
-        if not dt > 0:
-            raise ValueError(f"dt must be > 0 s, got {dt}")
+        _check_dt(dt)
         if int(max_substep_depth) != max_substep_depth or max_substep_depth < 0:
             raise ValueError(f"max_substep_depth must be an integer >= 0, got {max_substep_depth}")
         self.max_substep_depth = int(max_substep_depth)
@@ -244,10 +255,10 @@ class Stepper:
             If positions become NaN/inf (never returns a non-finite state), or if the constraint
             residual stays above ``divergence_residual``.
         ValueError
-            If the control has the wrong shape.
+            If the control has the wrong shape, or dt is not a finite number > 0.
         """
         t0 = time.perf_counter()
-        dt = self.dt if dt is None else float(dt)
+        dt = self.dt if dt is None else _check_dt(dt)
         t_new = state.t + dt
         explicit = control is not None
         if control is None:

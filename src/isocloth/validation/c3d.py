@@ -29,6 +29,26 @@ def _param(group: dict, key: str):
     return None if entry is None else entry.get("value")
 
 
+def _header_frame_count(path: Path) -> int | None:
+    """Frames announced by the C3D header (words 4–5 of the first block, 1-based first and last
+    frame; byte order from the parameter section's processor type, 86 = big-endian MIPS), or None
+    when it cannot tell (short file, 65535 = "see the parameters"). ezc3d reports the frames it
+    could read instead, so a truncated file would pass unnoticed."""
+    import struct
+
+    with open(path, "rb") as fh:
+        head = fh.read(512)
+        if len(head) < 10 or head[0] < 2:
+            return None
+        fh.seek((head[0] - 1) * 512)
+        params = fh.read(4)
+    order = ">" if len(params) == 4 and params[3] == 86 else "<"
+    first, last = struct.unpack(order + "HH", head[6:10])
+    if last == 0xFFFF or last < first:
+        return None
+    return last - first + 1
+
+
 def read_c3d(path, *, units: str | None = None, up_axis: str = "z", origin=None) -> Recording:
     """Read the 3-D points of a C3D file.
 
@@ -46,7 +66,8 @@ def read_c3d(path, *, units: str | None = None, up_axis: str = "z", origin=None)
     Raises
     ------
     RecordingError
-        If the file has no points, no rate, or an unknown unit.
+        If the file has no points, no rate, an unknown unit, or fewer frames than its header
+        announces (a truncated file).
     """
     ezc3d = _ezc3d()
     path = Path(path)
@@ -75,6 +96,10 @@ def read_c3d(path, *, units: str | None = None, up_axis: str = "z", origin=None)
         file_units = None
     if file_units is not None:
         length_scale(file_units)
+    expected = _header_frame_count(path)
+    if expected is not None and pts.shape[2] < expected:
+        raise RecordingError(f"{path.name}: the header announces {expected} frames but the file holds "
+                             f"{pts.shape[2]}: it is truncated (copy it again, or re-export it)")
     x = np.transpose(pts[:3], (2, 1, 0)).copy()  # (f, m, 3)
     resid = c["data"].get("meta_points", {}).get("residuals")
     if resid is not None:

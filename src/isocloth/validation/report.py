@@ -14,39 +14,12 @@ Non-finite numbers are written as JSON null.
 
 from __future__ import annotations
 
-import json
-import math
 from pathlib import Path
 
-import numpy as np
-
 from isocloth.io.atomic import atomic_write_text
+from isocloth.io.jsontext import json_text
 
 __all__ = ["write_fit_report", "write_comparison_report", "json_text"]
-
-
-def _clean(obj):
-    if isinstance(obj, dict):
-        return {str(k): _clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_clean(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _clean(obj.tolist())
-    if isinstance(obj, (np.floating, float)):
-        v = float(obj)
-        return v if math.isfinite(v) else None
-    if isinstance(obj, (np.integer,)):
-        return int(obj)
-    if isinstance(obj, (np.bool_,)):
-        return bool(obj)
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
-def json_text(data: dict) -> str:
-    """JSON (indent 2, trailing newline) with numpy values converted and NaN/inf as null."""
-    return json.dumps(_clean(data), indent=2, allow_nan=False) + "\n"
 
 
 def _series_csv(es) -> str:
