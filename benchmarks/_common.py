@@ -111,6 +111,25 @@ def sheet_config(name: str, width: float, height: float, nx: int, ny: int, *, dt
     }
 
 
+def run_timed(stepper, state, until: float, observe):
+    """Step ``state`` with ``stepper`` until ``until`` [s], calling ``observe(state, info)`` after
+    every step; returns (last state, CPU seconds spent stepping (process time, ``observe``
+    excluded), status: "ok" or the name of the exception that ended the run: a diverged run is a
+    result too)."""
+    import time
+
+    cpu, status = 0.0, "ok"
+    try:
+        while state.t < until - 1e-9:
+            t0 = time.process_time()
+            state, info = stepper.step(state)
+            cpu += time.process_time() - t0
+            observe(state, info)
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        status = type(exc).__name__
+    return state, cpu, status
+
+
 def build_sheet(*args, **kwargs):
     """A built :class:`isocloth.scenes.loader.Scene` for :func:`sheet_config`."""
     from isocloth.scenes.loader import build_scene, config_from_dict

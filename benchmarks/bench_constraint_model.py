@@ -36,11 +36,9 @@ from _common import configure_threads  # noqa: E402
 THREADS = configure_threads()
 
 import argparse  # noqa: E402
-import time  # noqa: E402
 
-import numpy as np  # noqa: E402
 
-from _common import print_machine, sheet_config  # noqa: E402
+from _common import print_machine, run_timed, sheet_config  # noqa: E402
 
 
 def _sphere_config(model: str, duration: float) -> dict:
@@ -87,24 +85,20 @@ def measure(name: str, model: str, duration: float, options: bool = False) -> di
     st, s = sc.stepper, sc.initial_state
     s, _ = st.step(s)  # warm-up (numba compilation, factor patterns): not timed
     out = dict(stretch=0.0, mean=0.0, largest=0.0, total=0.0, penetration=0.0, unconverged=0, steps=0,
-               iterations=0, status="ok")
-    cpu = 0.0
-    try:
-        while s.t < sc.duration - 1e-9:
-            t0 = time.process_time()
-            s, info = st.step(s)
-            cpu += time.process_time() - t0
-            out["steps"] += 1
-            out["iterations"] += info.iterations
-            out["unconverged"] += not info.converged
-            out["stretch"] = max(out["stretch"], info.edge_stretch_max)
-            out["mean"] = max(out["mean"], info.area_error_mean)
-            out["largest"] = max(out["largest"], info.area_error_max)
-            out["total"] = max(out["total"], info.area_error_total)
-            for obs in sc.model.obstacles:
-                out["penetration"] = max(out["penetration"], -float(obs.signed_distance(s.x, s.t).min()))
-    except Exception as exc:  # a diverged run is a result too
-        out["status"] = f"{type(exc).__name__}"
+               iterations=0)
+
+    def observe(s, info):
+        out["steps"] += 1
+        out["iterations"] += info.iterations
+        out["unconverged"] += not info.converged
+        out["stretch"] = max(out["stretch"], info.edge_stretch_max)
+        out["mean"] = max(out["mean"], info.area_error_mean)
+        out["largest"] = max(out["largest"], info.area_error_max)
+        out["total"] = max(out["total"], info.area_error_total)
+        for obs in sc.model.obstacles:
+            out["penetration"] = max(out["penetration"], -float(obs.signed_distance(s.x, s.t).min()))
+
+    s, cpu, out["status"] = run_timed(st, s, sc.duration, observe)
     out["simulated"] = s.t - sc.dt
     out["cpu"] = cpu
     return out

@@ -33,12 +33,11 @@ THREADS = configure_threads()
 
 import argparse  # noqa: E402
 import tempfile  # noqa: E402
-import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from _common import print_machine  # noqa: E402
+from _common import print_machine, run_timed  # noqa: E402
 
 GARMENTS = ("shorts", "tshirt", "pants")
 DEFAULT_BGL = Path(__file__).resolve().parents[2] / "shared" / "data" / "meshes" / "bgl"
@@ -96,24 +95,20 @@ def measure(path: Path, mode: str, duration: float) -> dict:
     h0 = float(np.ptp(s.x[:, 2]))
     length = float(np.ptp(m.mesh.rest_vertices[:, 2])) if mode == "hang" else h0
     out = dict(nodes=m.node_count, stretch=0.0, mean=0.0, largest=0.0, total=0.0, unconverged=0,
-               frames=0, crossing=0, min_height=1.0, status="ok")
-    cpu = 0.0
-    try:
-        while s.t < duration - 1e-9:
-            t0 = time.process_time()
-            s, info = st.step(s)
-            cpu += time.process_time() - t0
-            out["unconverged"] += not info.converged
-            out["stretch"] = max(out["stretch"], info.edge_stretch_max)
-            out["mean"] = max(out["mean"], info.area_error_mean)
-            out["largest"] = max(out["largest"], info.area_error_max)
-            out["total"] = max(out["total"], info.area_error_total)
-            out["min_height"] = min(out["min_height"], float(np.ptp(s.x[:, 2])) / h0)
-            if s.step_index % 10 == 0:
-                out["frames"] += 1
-                out["crossing"] += len(face_intersections(s.x, m.mesh.triangles, m.mesh.quads)) > 0
-    except Exception as exc:  # a diverged run is a result too
-        out["status"] = type(exc).__name__
+               frames=0, crossing=0, min_height=1.0)
+
+    def observe(s, info):
+        out["unconverged"] += not info.converged
+        out["stretch"] = max(out["stretch"], info.edge_stretch_max)
+        out["mean"] = max(out["mean"], info.area_error_mean)
+        out["largest"] = max(out["largest"], info.area_error_max)
+        out["total"] = max(out["total"], info.area_error_total)
+        out["min_height"] = min(out["min_height"], float(np.ptp(s.x[:, 2])) / h0)
+        if s.step_index % 10 == 0:
+            out["frames"] += 1
+            out["crossing"] += len(face_intersections(s.x, m.mesh.triangles, m.mesh.quads)) > 0
+
+    s, cpu, out["status"] = run_timed(st, s, duration, observe)
     out["height"] = float(np.ptp(s.x[:, 2])) / h0
     g = m.grasp_nodes
     out["below"] = float(s.x[g, 2].mean() - s.x[:, 2].min()) / length if g.size else float("nan")

@@ -40,7 +40,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 from scipy.spatial import cKDTree  # noqa: E402
 
-from _common import print_machine  # noqa: E402
+from _common import print_machine, run_timed  # noqa: E402
 
 SIDE, N, MASS, DT = 1.0, 20, 0.2, 0.01
 SPHERE_R, SPHERE_MU = 0.25, 0.5
@@ -90,18 +90,14 @@ def isocloth_run(scene: str, duration: float) -> dict:
     sc = build_scene(config_from_dict(cfg))
     st, s = sc.stepper, sc.initial_state
     edges = GridEdges(sc.model.mesh.rest_vertices)
-    out = dict(depth=0.0, unconverged=0, status="ok")
-    cpu = 0.0
-    try:
-        while s.t < duration - 1e-9:
-            t0 = time.process_time()
-            s, info = st.step(s)
-            cpu += time.process_time() - t0
-            out["unconverged"] += not info.converged
-            edges.update(s.x)
-            out["depth"] = max(out["depth"], _depth(scene, s.x))
-    except Exception as exc:  # a diverged run is a result too
-        out["status"] = type(exc).__name__
+    out = dict(depth=0.0, unconverged=0)
+
+    def observe(s, info):
+        out["unconverged"] += not info.converged
+        edges.update(s.x)
+        out["depth"] = max(out["depth"], _depth(scene, s.x))
+
+    s, cpu, out["status"] = run_timed(st, s, duration, observe)
     out.update(cpu=cpu, simulated=s.t, stretch=edges.peak)
     return out
 
