@@ -166,6 +166,14 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
         If a step diverges; before it propagates, every frame up to the last good step, a
         checkpoint of that step and ``summary.json`` (``stopped`` = "diverged: ...") are written.
     """
+    with _sigterm_as_interrupt():
+        return _run_scene(scene, folder, progress=progress, render=render, _state=_state, _frames=_frames,
+                          _diag_rows=_diag_rows)
+
+
+def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool | None, _state: State | None,
+               _frames, _diag_rows) -> RunSummary:
+    """The body of :func:`run_scene` (SIGTERM already turned into KeyboardInterrupt)."""
     from tqdm import tqdm
 
     from isocloth.io.trajectory import TrajectoryWriter
@@ -203,22 +211,21 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     saved = state.step_index  # step of the last frame written
     diverged = None
     try:
-        with _sigterm_as_interrupt():
-            while state.step_index < total_steps:
-                t0 = time.perf_counter()
-                state, info = scene.stepper.step(state)
-                wall += time.perf_counter() - t0
-                steps_here += 1
-                diag_rows.append(info.as_row())
-                if state.step_index % save_every == 0 or state.step_index == total_steps:
-                    writer.append(state.t, state.x, state.v)
-                    saved = state.step_index
-                if state.step_index % ckpt_every == 0:
-                    checkpoint()
-                bar.update(1)
-                if progress and steps_here % 20 == 0:
-                    bar.set_postfix(rtf=f"{(steps_here * dt) / max(wall, 1e-9):.1f}x", res=f"{info.residual:.1e}")
-            checkpoint(complete=True)
+        while state.step_index < total_steps:
+            t0 = time.perf_counter()
+            state, info = scene.stepper.step(state)
+            wall += time.perf_counter() - t0
+            steps_here += 1
+            diag_rows.append(info.as_row())
+            if state.step_index % save_every == 0 or state.step_index == total_steps:
+                writer.append(state.t, state.x, state.v)
+                saved = state.step_index
+            if state.step_index % ckpt_every == 0:
+                checkpoint()
+            bar.update(1)
+            if progress and steps_here % 20 == 0:
+                bar.set_postfix(rtf=f"{(steps_here * dt) / max(wall, 1e-9):.1f}x", res=f"{info.residual:.1e}")
+        checkpoint(complete=True)
     except KeyboardInterrupt:
         summary.interrupted = True
         summary.stopped = "interrupted"
