@@ -63,3 +63,13 @@ def test_run_reports_bad_override(tmp_path):
     r = runner.invoke(app, ["run", "hang-a2", "--set", "simulation.bogus=1", "--no-video"])
     assert r.exit_code == 2
     assert "unknown key" in r.output
+
+
+def test_run_into_a_folder_that_cannot_be_written_is_a_named_error(tmp_path):
+    """A path through a file (or a read-only or full disk) used to end in a traceback."""
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    r = runner.invoke(app, ["run", "hang-a2", "--out", str(blocker / "run"), "--no-video", "--no-progress",
+                            "--set", "simulation.duration=0.05"])
+    assert r.exit_code == 2, r.output
+    assert "cannot write the run folder" in r.output and "choose another folder with --out" in r.output

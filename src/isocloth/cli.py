@@ -84,6 +84,10 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
         _fail(str(exc))
     except SimulationDiverged as exc:
         _fail(f"simulation diverged: {exc}\n  the frames before it, a checkpoint and summary.json are in {folder}", 3)
+    except OSError as exc:  # read-only or full disk, a path through a file
+        where = exc.filename or folder
+        _fail(f"cannot write the run folder: {where}: {exc.strerror or exc}; choose another folder with --out "
+              "(or free disk space) and run again")
     tol = summary.extra.get("tolerance", float("nan"))
     typer.echo(f"{'interrupted' if summary.interrupted else 'done'}: {summary.simulated_time:.3f} s simulated "
                f"in {summary.wall_time:.2f} s -> real-time factor {summary.real_time_factor:.1f}x")

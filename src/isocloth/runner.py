@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from isocloth.io.atomic import atomic_write_text
+from isocloth.io.atomic import atomic_write_text, remove_temporaries
 from isocloth.io.jsontext import json_text
-from isocloth.scenes.loader import Scene, build_scene, config_from_dict
+from isocloth.scenes.loader import Scene, SceneError, build_scene, config_from_dict
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
 
@@ -144,6 +144,11 @@ def _metadata(scene: Scene, save_every: int) -> dict:
     }
 
 
+RUN_FILES = ("trajectory.npz", "metadata.json", "checkpoint.npz", "diagnostics.csv", "summary.json", "video.mp4",
+             "video.gif")
+"""The files of a run folder (their atomic writes' leftovers are removed when a run starts or resumes)."""
+
+
 def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, render: bool | None = None,
               _state: State | None = None, _frames=None, _diag_rows=None) -> RunSummary:
     """Simulate a scene for its duration and write the run folder.
@@ -181,6 +186,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    remove_temporaries(folder, RUN_FILES)  # left by a run killed while writing (kill -9)
     dt = scene.dt
     out = scene.config.output
     save_every = max(1, int(round(1.0 / (out.fps * dt))))
@@ -210,6 +216,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                desc=scene.config.name, leave=False)
     saved = state.step_index  # step of the last frame written
     diverged = None
+    last_checkpoint = time.perf_counter()
     try:
         while state.step_index < total_steps:
             t0 = time.perf_counter()
@@ -220,8 +227,9 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
             if state.step_index % save_every == 0 or state.step_index == total_steps:
                 writer.append(state.t, state.x, state.v)
                 saved = state.step_index
-            if state.step_index % ckpt_every == 0:
+            if state.step_index % ckpt_every == 0 or time.perf_counter() - last_checkpoint > out.checkpoint_wall:
                 checkpoint()
+                last_checkpoint = time.perf_counter()
             bar.update(1)
             if progress and steps_here % 20 == 0:
                 bar.set_postfix(rtf=f"{(steps_here * dt) / max(wall, 1e-9):.1f}x", res=f"{info.residual:.1e}")
@@ -229,7 +237,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     except KeyboardInterrupt:
         summary.interrupted = True
         summary.stopped = "interrupted"
-        checkpoint()
+        with _shielded():  # a second Ctrl-C must not lose the checkpoint
+            checkpoint()
     except SimulationDiverged as exc:
         diverged = exc
         summary.stopped = f"diverged: {exc}"
@@ -255,8 +264,13 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render
     if do_render and summary.stopped is None:
-        summary.video = render_run(folder)
-    atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
+        try:
+            summary.video = render_run(folder)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            summary.stopped = f"interrupted while rendering the video (the run is complete: isocloth render {folder})"
+    with _shielded():
+        atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
     if diverged is not None:
         raise diverged
     return summary
@@ -280,6 +294,20 @@ def _sigterm_as_interrupt():
         signal.signal(signal.SIGTERM, previous)
 
 
+@contextmanager
+def _shielded():
+    """Ctrl-C and SIGTERM are ignored inside (the final writes of a run); main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path:
     """Render a saved run's video (``video.mp4``/``.gif`` per the scene's output settings)."""
     from isocloth.io.trajectory import load_trajectory
@@ -298,6 +326,24 @@ def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path
     return render_video(traj, path, **opts)
 
 
+def _check_checkpoint(scene: Scene, state: State, path: Path) -> None:
+    """SceneError unless ``state`` can continue ``scene``: same node count, step count and time
+    consistent with dt, not past the end (a complete run has nothing to resume)."""
+    n, total = scene.model.node_count, int(round(scene.duration / scene.dt))
+    if state.x.shape != (n, 3):
+        raise SceneError(f"{path} holds {state.x.shape[0]} nodes but the run's scene has {n}: it belongs to another "
+                         "run; run the scene again")
+    if abs(state.t - state.step_index * scene.dt) > 1e-9 * max(1.0, state.t):
+        raise SceneError(f"{path}: step {state.step_index} at t = {state.t:.6g} s does not match dt = {scene.dt:g} s "
+                         "of the run's scene: it belongs to another run; run the scene again")
+    if state.step_index > total:
+        raise SceneError(f"{path}: t = {state.t:.6g} s is past the scene's duration {scene.duration:g} s: it belongs "
+                         "to another run; run the scene again")
+    if state.step_index == total:
+        raise SceneError(f"the run in {path.parent} is complete ({total} steps, {scene.duration:g} s): nothing to "
+                         "resume; run the scene again (or with a longer simulation.duration) into a new folder")
+
+
 def resume_run(folder: str | Path, *, progress: bool = False, render: bool | None = None) -> RunSummary:
     """Continue an interrupted run from its checkpoint; the result is bit-identical to an
     uninterrupted run of the same scene.
@@ -306,6 +352,9 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
     ------
     FileNotFoundError
         If the folder has no checkpoint or trajectory.
+    SceneError
+        If the run is already complete, or its checkpoint cannot be read or does not belong to
+        the run's scene (node count, time beyond the duration, step count and time disagree).
     """
     from isocloth.io.trajectory import load_trajectory
 
@@ -317,7 +366,12 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
     meta = traj.metadata
     cfg = config_from_dict(meta["scene"], str(folder / "metadata.json"))
     scene = build_scene(cfg, Path(meta.get("scene_base_dir", ".")))
-    state = State.load(ck)
+    try:
+        state = State.load(ck)
+    except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise several kinds on a damaged file
+        raise SceneError(f"{ck} cannot be read ({type(exc).__name__}: {exc}); resume from an earlier copy "
+                         "or run the scene again") from None
+    _check_checkpoint(scene, state, ck)
     keep = traj.times <= state.t + 1e-12
     vel = traj.velocities if traj.velocities is not None else np.zeros_like(traj.positions)
     frames = [(traj.times[i], traj.positions[i], vel[i]) for i in np.flatnonzero(keep)]

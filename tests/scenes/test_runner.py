@@ -120,3 +120,85 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["interrupted"] and summary["stopped"] == "interrupted" and summary["steps"] > 0
     assert State.load(folder / "checkpoint.npz").step_index == summary["steps"]
+
+
+def test_resume_refuses_a_complete_run_a_foreign_and_a_damaged_checkpoint(tmp_path):
+    """--resume on a finished run used to overwrite summary.json with NaN; a checkpoint of a longer
+    run carried a 60 s scene to 70.5 s; a damaged file ended in a traceback."""
+    from isocloth.scenes.loader import SceneError
+
+    run = tmp_path / "run"
+    run_scene(load_scene("hang-a2", SHORT), run)
+    before = (run / "summary.json").read_text()
+    with pytest.raises(SceneError, match="is complete .*nothing to resume"):
+        resume_run(run)
+    assert (run / "summary.json").read_text() == before
+    longer = load_scene("hang-a2", SHORT)
+    s = longer.initial_state
+    for _ in range(70):  # 0.7 s of a 0.6 s scene
+        s, _ = longer.stepper.step(s)
+    s.save(run / "checkpoint.npz")
+    with pytest.raises(SceneError, match="past the scene's duration"):
+        resume_run(run)
+    (run / "checkpoint.npz").write_bytes(b"not a checkpoint")
+    with pytest.raises(SceneError, match="cannot be read"):
+        resume_run(run)
+
+
+def test_a_run_removes_the_temporaries_of_a_killed_one(tmp_path):
+    """kill -9 during a write used to leave .trajectory.*.tmp.npz files behind for good."""
+    run = tmp_path / "run"
+    run.mkdir()
+    stale = [run / ".trajectory.abc123.tmp.npz", run / ".checkpoint.x9.tmp.npz", run / ".summary.q.tmp.json"]
+    for p in stale:
+        p.write_bytes(b"partial")
+    mine = run / "notes.tmp.txt"  # not a leftover of the run's files: kept
+    mine.write_text("keep")
+    run_scene(load_scene("hang-a2", SHORT), run)
+    assert not any(p.exists() for p in stale) and mine.exists()
+    assert not list(run.glob(".*.tmp*"))
+
+
+def test_checkpoints_also_come_by_wall_clock_time(tmp_path):
+    """Checkpoints came once per simulated second only: 8 minutes of wall time on a garment."""
+    sc = load_scene("hang-a2", ["simulation.duration=0.6", "output.checkpoint_every=1000",
+                                "output.checkpoint_wall=1e-9", "output.video='none'"])
+    real_step = sc.stepper.step
+    calls = {"n": 0}
+
+    def crash_at_6(state, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 6:
+            raise RuntimeError("power cut")
+        return real_step(state, *a, **k)
+
+    sc.stepper.step = crash_at_6
+    with pytest.raises(RuntimeError, match="power cut"):
+        run_scene(sc, tmp_path / "run")
+    assert State.load(tmp_path / "run" / "checkpoint.npz").step_index == 5
+
+
+def test_a_second_ctrl_c_while_checkpointing_still_writes_the_summary(tmp_path, monkeypatch):
+    """A second Ctrl-C (while the first one's checkpoint was written) exited without a summary."""
+    import os
+    import signal
+
+    sc = load_scene("hang-a2", SHORT)
+    real_step, real_save = sc.stepper.step, State.save
+    calls = {"n": 0}
+
+    def interrupted_at_10(state, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 10:
+            raise KeyboardInterrupt
+        return real_step(state, *a, **k)
+
+    def save_and_get_interrupted(self, path):
+        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again
+        return real_save(self, path)
+
+    sc.stepper.step = interrupted_at_10
+    monkeypatch.setattr(State, "save", save_and_get_interrupted)
+    summary = run_scene(sc, tmp_path / "run")
+    assert summary.interrupted and summary.steps == 9
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["stopped"] == "interrupted"

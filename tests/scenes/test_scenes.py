@@ -1,5 +1,7 @@
 """Scene files: every built-in scene builds and runs; bad files give named errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,51 @@ def test_a_cloth_that_starts_inside_an_obstacle_is_refused():
     with pytest.raises(SceneError, match=r"starts 0.208 m inside obstacle 'floor'.*move the cloth"):
         load_scene("drop-fold", ["cloth.placement.translate=[0.0, 0.0, -0.02]"])
     load_scene("drop-fold")  # its own placement, above the floor: fine
+
+
+@pytest.mark.parametrize("size", ["[0, 0]", "[640, 0]", "[100000, 480]"])
+def test_a_video_size_out_of_range_is_refused_before_the_run(size):
+    """video_size = [0, 0] used to fail after the whole simulation, in the renderer."""
+    with pytest.raises(SceneError, match=r"output\.video_size"):
+        load_scene_config("hang-a2", [f"output.video_size={size}"])
+
+
+GRASPED = """
+name = "g"
+[cloth]
+mesh = {{ generator = "rectangle", width = 0.4, height = 0.4, nx = 5, ny = 5, plane = "xz" }}
+placement = {{ translate = [0.0, 0.0, 1.0] }}
+[[grasps]]
+name = "a"
+nodes = {{ nearest = [[-0.2, 0.0, 1.2]] }}
+trajectory = {{ type = "sampled", file = "traj.csv", rate = 10.0 }}
+{extra}
+[simulation]
+dt = 0.01
+duration = 0.1
+"""
+
+
+@pytest.mark.parametrize("csv, error", [
+    ("x,y,z\n0,0,0\n0,0,0.1\n", None),  # a line of column names is skipped
+    ("0,0,0\n0,0,0.1\n", None),
+    ("0,0,0\n0,0\n", "data row 2 has 2 numbers, the first 3"),
+    ("x,y,z\nfoo,0,0\n", "could not convert string to float: 'foo'"),
+])
+def test_sampled_trajectory_csv_with_header_or_bad_rows(tmp_path, csv, error):
+    """A header line in a sampled-trajectory CSV used to end in a traceback (numpy's loadtxt)."""
+    (tmp_path / "traj.csv").write_text(csv)
+    p = _write(tmp_path, GRASPED.format(extra=""))
+    if error is None:
+        assert load_scene(p).model.grasp_nodes.size == 1
+    else:
+        with pytest.raises(SceneError, match=r"sampled trajectory traj\.csv: " + re.escape(error)):
+            load_scene(p)
+
+
+def test_grasps_that_share_a_node_are_a_scene_error(tmp_path):
+    """Two grasps selecting the same node used to end in a traceback."""
+    (tmp_path / "traj.csv").write_text("0,0,0\n0,0,0.1\n")
+    extra = '[[grasps]]\nname = "b"\nnodes = { nearest = [[-0.2, 0.0, 1.2]] }'
+    with pytest.raises(SceneError, match=r"grasps\.1 \('b'\): node \d+ is already grasped.*disjoint"):
+        load_scene(_write(tmp_path, GRASPED.format(extra=extra)))

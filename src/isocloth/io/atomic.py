@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text"]
+__all__ = ["atomic_path", "atomic_write_bytes", "atomic_write_text", "remove_temporaries"]
 
 
 def _fsync_file(path: Path) -> None:
@@ -163,3 +163,21 @@ def atomic_write_text(path: str | os.PathLike, text: str, encoding: str = "utf-8
         On any write, sync or rename failure (the destination is then unchanged).
     """
     return atomic_write_bytes(path, text.encode(encoding))
+
+
+def remove_temporaries(directory: str | os.PathLike, names) -> list[Path]:
+    """Delete the temporary files that :func:`atomic_path` left in ``directory`` for the files
+    ``names`` (e.g. "trajectory.npz") when its process was killed (``kill -9``, power loss) before
+    it could move or remove them. Returns the paths removed.
+
+    Only for a directory no other process is writing: a temporary file still being written
+    would be removed too.
+    """
+    directory = Path(directory)
+    removed = []
+    for name in names:
+        dest = Path(name)
+        for p in directory.glob(f".{dest.stem}.*.tmp{dest.suffix}"):
+            _remove_quietly(p)
+            removed.append(p)
+    return removed

@@ -318,11 +318,40 @@ def _trajectory(spec, base_dir: Path):
         return c.TrajectoryRotation(tuple(spec.axis), tuple(spec.center), spec.angular_velocity, spec.start,
                                     spec.max_angle)
     path = _resolve_file(spec.file, base_dir)
-    samples = np.load(path) if path.suffix == ".npy" else np.loadtxt(path, delimiter=",", ndmin=2)
+    samples = _read_samples(path, spec.file)
     try:
         return c.TrajectorySampled(spec.rate, samples, spec.start)
     except ValueError as exc:
         raise SceneError(f"sampled trajectory {spec.file}: {exc}") from None
+
+
+def _read_samples(path: Path, name: str) -> np.ndarray:
+    """Displacements of a sampled trajectory: a .npy array, or a CSV of numbers (a first line of
+    column names is skipped). SceneError naming the file and the fix otherwise."""
+    try:
+        if path.suffix == ".npy":
+            return np.load(path, allow_pickle=False)
+        text = path.read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise SceneError(f"sampled trajectory {name}: cannot read it ({exc})") from None
+    rows = [r for r in text if r.strip()]
+    if rows:
+        try:
+            [float(v) for v in rows[0].split(",")]
+        except ValueError:
+            rows = rows[1:]  # a header line
+    hint = "rows of the same number of comma-separated numbers, after at most one line of column names"
+    try:
+        values = [[float(v) for v in r.split(",")] for r in rows]
+    except ValueError as exc:
+        raise SceneError(f"sampled trajectory {name}: {exc}; expected {hint}") from None
+    widths = {len(v) for v in values}
+    if len(widths) > 1:
+        first = len(values[0])
+        k = next(i for i, v in enumerate(values) if len(v) != first)
+        raise SceneError(f"sampled trajectory {name}: data row {k + 1} has {len(values[k])} numbers, the first "
+                         f"{first}; expected {hint}")
+    return np.array(values, dtype=np.float64).reshape(len(values), -1)
 
 
 def material_of(cloth) -> "Material":  # noqa: F821
@@ -369,8 +398,14 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
     if cfg.self_collision is not None:
         b.set_self_collision(cfg.self_collision.options())
     for i, g in enumerate(cfg.grasps):
-        b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
-                    name=g.name or f"grasp{i}")
+        try:
+            b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
+                        name=g.name or f"grasp{i}")
+        except ValueError as exc:
+            if isinstance(exc, SceneError):
+                raise
+            raise SceneError(f"grasps.{i} ({g.name or f'grasp{i}'!r}): {exc}: make the grasps' node selections "
+                             "disjoint") from None
     try:
         model = b.finalize()
     except ValueError as exc:

@@ -257,8 +257,11 @@ class SelfCollisionSpec(_Strict):
 class OutputSpec(_Strict):
     fps: float = Field(default=25.0, gt=0, description="saved frames per simulated second")
     video: Literal["mp4", "gif", "none"] = "mp4"
-    video_size: tuple[int, int] = (640, 480)
+    video_size: tuple[Annotated[int, Field(ge=16, le=8192)], Annotated[int, Field(ge=16, le=8192)]] = Field(
+        default=(640, 480), description="video width and height [pixels], 16 … 8192")
     checkpoint_every: Time = Field(default=1.0, gt=0, description="simulated seconds between checkpoints")
+    checkpoint_wall: Time = Field(default=60.0, gt=0, description="wall-clock seconds after which a checkpoint "
+                                  "is written even before checkpoint_every of simulated time (slow scenes)")
     elev: float = 20.0
     azim: float = -60.0
 
