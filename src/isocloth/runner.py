@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 import platform
 import signal
 import threading
@@ -113,13 +114,34 @@ def speed_hints(scene: Scene, diag_rows: list[dict]) -> list[str]:
     return hints
 
 
-def _diag_csv(rows: list[dict]) -> str:
+def _diag_csv(rows: list[dict], header: bool = True) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=_DIAG_FIELDS)
-    w.writeheader()
+    if header:
+        w.writeheader()
     for r in rows:
         w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
     return buf.getvalue()
+
+
+class _DiagnosticsFile:
+    """diagnostics.csv of a run: written whole (atomically) the first time, then appended, so a
+    long run's I/O stays linear in its length. An append cut short by a crash leaves a partial
+    last line, which :func:`_read_diag` drops."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.written = None  # rows on disk (None: the file is not this run's yet)
+
+    def write(self, rows: list[dict]) -> None:
+        if self.written is None:
+            atomic_write_text(self.path, _diag_csv(rows))
+        elif len(rows) > self.written:
+            with open(self.path, "a", newline="", encoding="utf-8") as fh:
+                fh.write(_diag_csv(rows[self.written:], header=False))
+                fh.flush()
+                os.fsync(fh.fileno())
+        self.written = len(rows)
 
 
 def _read_diag(path: Path) -> list[dict]:
@@ -130,7 +152,13 @@ def _read_diag(path: Path) -> list[dict]:
     parse = {k: (int if type(v) is int else (lambda x: x == "True") if type(v) is bool else
                  str if type(v) is str else float) for k, v in proto.items()}
     with open(path, newline="") as fh:
-        return [{k: parse[k](v) for k, v in r.items()} for r in csv.DictReader(fh)]
+        rows = list(csv.DictReader(fh))
+    out = []
+    for r in rows:
+        if None in r.values() or None in r:  # a line cut short by a crash while appending
+            break
+        out.append({k: parse[k](v) for k, v in r.items()})
+    return out
 
 
 def _metadata(scene: Scene, save_every: int) -> dict:
@@ -144,8 +172,8 @@ def _metadata(scene: Scene, save_every: int) -> dict:
     }
 
 
-RUN_FILES = ("trajectory.npz", "metadata.json", "checkpoint.npz", "diagnostics.csv", "summary.json", "video.mp4",
-             "video.gif")
+RUN_FILES = ("trajectory.npz", "trajectory.part-*.npz", "metadata.json", "checkpoint.npz", "diagnostics.csv",
+             "summary.json", "video.mp4", "video.gif")
 """The files of a run folder (their atomic writes' leftovers are removed when a run starts or resumes)."""
 
 
@@ -202,9 +230,11 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         for t, x, v in _frames:
             writer.append(t, x, v)
 
+    diagnostics = _DiagnosticsFile(folder / "diagnostics.csv")
+
     def checkpoint(complete: bool = False) -> None:
         writer.flush()
-        atomic_write_text(folder / "diagnostics.csv", _diag_csv(diag_rows))
+        diagnostics.write(diag_rows)
         state.save(folder / "checkpoint.npz")
         if complete:
             writer.close(complete=True)

@@ -189,3 +189,34 @@ def test_paths_are_accepted_as_strings(tmp_path):
     save_trajectory(str(tmp_path / "s"), flapping())
     assert isinstance(load_trajectory(str(tmp_path / "s")).metadata, dict)
     assert Path(tmp_path / "s" / "trajectory.npz").is_file()
+
+
+def test_later_flushes_append_parts_and_close_merges_them(tmp_path):
+    """Each flush used to rewrite every frame so far (a 200 s run spent more time writing than stepping)."""
+    from isocloth.io.trajectory import PART_FILES
+
+    rng = np.random.default_rng(0)
+    frames = [(0.1 * i, rng.standard_normal((4, 3)), rng.standard_normal((4, 3))) for i in range(7)]
+    w = TrajectoryWriter(tmp_path, np.array([[0, 1, 2], [1, 3, 2]]), None, {"scene": "x"}, flush_every=0)
+    for k, (t, x, v) in enumerate(frames):
+        w.append(t, x, v)
+        if k in (1, 3, 4):
+            w.flush()
+    # trajectory.npz holds the first flush's 2 frames, two parts the next 3
+    assert sorted(p.name for p in tmp_path.glob(PART_FILES)) == ["trajectory.part-00001.npz",
+                                                               "trajectory.part-00002.npz"]
+    with np.load(tmp_path / "trajectory.npz") as npz:
+        assert npz["times"].size == 2
+    got = load_trajectory(tmp_path)
+    assert got.times.tolist() == [0.0, 0.1, 0.2, 0.30000000000000004, 0.4] and got.metadata["frames"] == 5
+    np.testing.assert_array_equal(got.positions, np.stack([f[1] for f in frames[:5]]))
+    np.testing.assert_array_equal(got.velocities, np.stack([f[2] for f in frames[:5]]))
+    assert "parts" not in got.metadata and got.metadata["complete"] is False
+    # a part written by a process killed before its metadata: not listed, ignored
+    (tmp_path / "trajectory.part-00003.npz").write_bytes((tmp_path / "trajectory.part-00002.npz").read_bytes())
+    assert load_trajectory(tmp_path).times.size == 5
+    w.close()
+    assert not list(tmp_path.glob(PART_FILES))
+    done = load_trajectory(tmp_path)
+    assert done.times.size == 7 and done.metadata["complete"] is True
+    np.testing.assert_array_equal(done.positions, np.stack([f[1] for f in frames]))

@@ -6,10 +6,16 @@ Layout of a trajectory folder::
                             and optionally velocities (F, n, 3); uncompressed, exact dtypes
     folder/metadata.json    JSON object (indent 2, sorted keys)
 
-Both files are written atomically (see :mod:`isocloth.io.atomic`), the arrays first, so a
-reader never sees a half-written file. :class:`TrajectoryWriter` rewrites both files every
-``flush_every`` frames during a long run, recording ``"frames"`` and ``"complete"`` in the
-metadata.
+    folder/trajectory.part-00001.npz, ...   (while a run is being written) times, positions and
+                            velocities of the frames after those of trajectory.npz, listed in order by
+                            the metadata's "parts", which also records "base_frames" (the frames of
+                            trajectory.npz they follow)
+
+Every file is written atomically (see :mod:`isocloth.io.atomic`), arrays before metadata, so a
+reader never sees a half-written file. :class:`TrajectoryWriter` writes trajectory.npz at its first
+flush and each later flush only the new frames as a part (the run's I/O stays linear in its
+length); closing it merges everything into trajectory.npz. A part the metadata does not list (a
+crash between the two writes) is ignored.
 """
 
 from __future__ import annotations
@@ -26,11 +32,13 @@ import numpy as np
 
 from isocloth.io.atomic import atomic_path, atomic_write_text
 
-__all__ = ["ARRAYS_FILE", "METADATA_FILE", "Trajectory", "TrajectoryWriter",
+__all__ = ["ARRAYS_FILE", "METADATA_FILE", "PART_FILES", "Trajectory", "TrajectoryWriter",
            "load_trajectory", "metadata_json_text", "save_trajectory"]
 
 ARRAYS_FILE = "trajectory.npz"
 METADATA_FILE = "metadata.json"
+PART_FILES = "trajectory.part-*.npz"
+"""Glob of the part files of a trajectory being written."""
 
 
 def _json_default(obj: Any) -> Any:
@@ -239,6 +247,11 @@ def load_trajectory(folder: str | os.PathLike) -> Trajectory:
     for key in ("times", "positions", "triangles", "quads"):
         if key not in data:
             raise ValueError(f"{arrays_path} lacks the array '{key}' (has {sorted(data)})")
+    parts = metadata.get("parts") or []
+    if parts and int(metadata.get("base_frames", -1)) == len(data["times"]):
+        # (a base with another frame count was merged after the metadata listed the parts)
+        data = _with_parts(base, data, parts)
+    metadata = {k: v for k, v in metadata.items() if k not in ("parts", "base_frames")}
     try:
         return Trajectory(data["times"], data["positions"], data["triangles"], data["quads"],
                           metadata, data.get("velocities"))
@@ -246,12 +259,34 @@ def load_trajectory(folder: str | os.PathLike) -> Trajectory:
         raise ValueError(f"{arrays_path}: {exc}") from exc
 
 
+def _with_parts(base: Path, data: dict, parts: list) -> dict:
+    """``data`` (arrays of trajectory.npz) with the frames of the part files appended."""
+    keys = ("times", "positions") + (("velocities",) if "velocities" in data else ())
+    chunks = {k: [data[k]] for k in keys}
+    for name in parts:
+        path = base / str(name)
+        if path.parent != base or not path.is_file():
+            raise FileNotFoundError(f"trajectory part missing: {path} (listed in {base / METADATA_FILE})")
+        try:
+            with np.load(path, allow_pickle=False) as npz:
+                for k in keys:
+                    chunks[k].append(npz[k])
+        except (zipfile.BadZipFile, ValueError, OSError, EOFError, KeyError) as exc:
+            raise ValueError(f"{path} is not a readable trajectory part: {exc}") from exc
+    try:
+        return dict(data, **{k: np.concatenate(v) for k, v in chunks.items()})
+    except ValueError as exc:
+        raise ValueError(f"{base}: the parts do not fit trajectory.npz: {exc}") from exc
+
+
 class TrajectoryWriter:
     """Incrementally record a trajectory, saving it to disk every few frames.
 
-    Each :meth:`flush` rewrites ``folder/trajectory.npz`` and ``folder/metadata.json``
-    atomically with all frames so far; the metadata gains ``"frames"`` (F) and
-    ``"complete"`` (False until :meth:`close` with ``complete=True``). A run interrupted at
+    The first :meth:`flush` writes ``folder/trajectory.npz`` and ``folder/metadata.json``
+    atomically; each later one writes only the frames since the previous flush, as a part file
+    listed by the metadata (see the module docstring), so a long run's I/O grows linearly with
+    its length; :meth:`close` merges everything into ``trajectory.npz``. The metadata gains
+    ``"frames"`` (F) and ``"complete"`` (False until :meth:`close` with ``complete=True``). A run interrupted at
     any point (e.g. by ``KeyboardInterrupt``) leaves the last flushed state on disk, and the
     writer stays consistent, so calling :meth:`flush` or :meth:`close` afterwards saves every
     frame whose :meth:`append` returned.
@@ -300,6 +335,9 @@ class TrajectoryWriter:
         # fully recorded or absent, whenever an interrupt strikes.
         self._frames: list[tuple[float, np.ndarray, np.ndarray | None]] = []
         self._closed = False
+        self._base_frames = 0  # frames in trajectory.npz (0: not written yet)
+        self._parts: list[str] = []  # part files after it, in order
+        self._on_disk = 0  # frames written (base + parts)
 
     @property
     def frame_count(self) -> int:
@@ -382,7 +420,8 @@ class TrajectoryWriter:
         )
 
     def flush(self, complete: bool = False) -> None:
-        """Rewrite both files atomically with all frames so far.
+        """Write the frames appended since the last flush (the first flush: trajectory.npz with
+        all frames so far; later ones: a part file), then the metadata, atomically.
 
         Does nothing if no frame has been appended yet.
 
@@ -398,7 +437,34 @@ class TrajectoryWriter:
         """
         if not self._frames:
             return
+        if not self._base_frames:
+            self._merge(complete)
+            return
+        new = self._frames[self._on_disk:]
+        if new:
+            name = f"trajectory.part-{len(self._parts) + 1:05d}.npz"
+            arrays = {"times": np.array([f[0] for f in new], dtype=np.float64),
+                      "positions": np.stack([f[1] for f in new])}
+            if new[0][2] is not None:
+                arrays["velocities"] = np.stack([f[2] for f in new])
+            with atomic_path(self.folder / name) as tmp:
+                with open(tmp, "wb") as fh:
+                    np.savez(fh, **arrays)
+            self._parts.append(name)
+            self._on_disk = len(self._frames)
+        meta = copy.deepcopy(self._metadata)
+        meta.update(frames=self._on_disk, complete=bool(complete), base_frames=self._base_frames,
+                    parts=list(self._parts))
+        atomic_write_text(self.folder / METADATA_FILE, metadata_json_text(meta))
+
+    def _merge(self, complete: bool) -> None:
+        """Write every frame into trajectory.npz (and metadata without parts), then delete the
+        part files (also those of an earlier writer in the folder)."""
         save_trajectory(self.folder, self.trajectory(complete=complete))
+        self._base_frames = self._on_disk = len(self._frames)
+        self._parts = []
+        for p in self.folder.glob(PART_FILES):
+            p.unlink(missing_ok=True)
 
     def close(self, complete: bool = True) -> None:
         """Flush all frames, recording ``complete``, and close the writer.
@@ -412,7 +478,8 @@ class TrajectoryWriter:
         """
         if self._closed:
             return
-        self.flush(complete=complete)
+        if self._frames:
+            self._merge(complete)
         self._closed = True
 
     def __enter__(self) -> TrajectoryWriter:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 
 import numpy as np
 
@@ -105,10 +105,8 @@ class StepInfo(ContactDiagnostics):
 
     def as_row(self) -> dict:
         """One row of diagnostics.csv: the step fields, the contact fields, then the warnings."""
-        d = asdict(self)
-        own = [f.name for f in fields(self) if f.name not in CONTACT_FIELDS and f.name != "warnings"]
-        row = {k: d[k] for k in own}
-        row.update({k: d[k] for k in CONTACT_FIELDS})
+        row = {k: getattr(self, k) for k in _OWN_FIELDS}  # the fields are scalars: no deep copy
+        row.update({k: getattr(self, k) for k in CONTACT_FIELDS})
         row["warnings"] = ";".join(self.warnings)
         return row
 
@@ -132,3 +130,6 @@ def area_errors(areas: np.ndarray, rest_areas: np.ndarray) -> dict:
         "dispersion": float(rel.mean() + 2 * rel.std()),
         "max": float(rel.max()),
     }
+
+
+_OWN_FIELDS = tuple(f.name for f in fields(StepInfo) if f.name not in CONTACT_FIELDS and f.name != "warnings")
