@@ -2,13 +2,16 @@
 
 A run folder holds:
 - ``trajectory.npz`` + ``metadata.json``: saved frames (positions, velocities, times) and the
-  scene, parameters and versions (``isocloth.io.trajectory``);
-- ``diagnostics.csv``: one row per step (iterations, residual, area errors, wall time);
+  scene, parameters and versions (``isocloth.io.trajectory``; while the run goes on, the frames of
+  each checkpoint are appended as ``trajectory.part-*.npz``, merged at the end);
+- ``diagnostics.csv``: one row per step (iterations, residual, area errors, wall time), appended
+  at each checkpoint;
 - ``checkpoint.npz``: the latest State (exact), for ``isocloth run --resume``;
-- ``summary.json``: real-time factor, residuals, area errors;
+- ``summary.json``: real-time factor, residuals, area errors, and why the run stopped early;
 - ``video.mp4`` (or ``.gif``) when rendering is on.
-Every file is written atomically; on Ctrl-C the frames and diagnostics computed so far are
-flushed together with a checkpoint, so nothing computed is lost.
+Every file is written atomically (appends end with a sync); on Ctrl-C, SIGTERM or a divergence
+the frames and diagnostics computed so far are flushed together with a checkpoint, so nothing
+computed is lost.
 """
 
 from __future__ import annotations
