@@ -179,3 +179,16 @@ def test_replay_errors(hang_clean, hang):
     rp = Replay(hang_clean)
     with pytest.raises(ValueError, match="unknown model kind"):
         rp.run(TRUE, kind="cartoon")
+
+
+@pytest.mark.parametrize("scale, unit", [(1000.0, "mm"), (100.0, "cm")])
+def test_markers_in_the_wrong_unit_are_refused_with_the_likely_one(hang_clean, hang, scale, unit):
+    """Millimetre data read as metres used to 'fit' delta = 0.18 with a 375 m mean error, exit 0."""
+    from dataclasses import replace
+
+    from isocloth.validation.recordings import RecordingError
+
+    wrong = replace(hang_clean, markers=hang_clean.markers * scale)
+    with pytest.raises(RecordingError, match=rf"markers span .* times larger.*--units {unit}"):
+        replay_from_scene(wrong, "hang-a2", hang.scene_set)
+    assert replay_from_scene(hang_clean, "hang-a2", hang.scene_set).size == (0.42, 0.594)

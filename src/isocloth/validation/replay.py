@@ -244,6 +244,7 @@ class Replay:
         g3 = first.reshape(ny, nx, 3)
         if opts.size is not None:
             w, h = (float(opts.size[1]), float(opts.size[0])) if grid.transposed else map(float, opts.size)
+            _check_units(estimate_size(g3), (w, h))
         else:
             w, h = estimate_size(g3)
         self.size = (w, h)
@@ -515,6 +516,24 @@ class Replay:
 
 def _stick_names(stick) -> tuple:
     return (stick,) if isinstance(stick, str) else tuple(str(n) for n in stick)
+
+
+UNIT_MISMATCH = 3.0
+"""The markers' span and the textile's size may differ by this factor (folds, slack) before the
+recording's length unit is taken to be wrong."""
+
+
+def _check_units(span: tuple[float, float], size: tuple[float, float]) -> None:
+    """RecordingError when the marker grid's span (width, height) [m] in the first frame is more than
+    ``UNIT_MISMATCH`` times larger or smaller than the textile's size: the file's unit is wrong."""
+    ratio = max(span) / max(size) if max(size) > 0 else 1.0
+    if 1.0 / UNIT_MISMATCH <= ratio <= UNIT_MISMATCH:
+        return
+    guess = min((("mm", 1e3), ("cm", 1e2), ("m", 1.0), ("km", 1e-3)), key=lambda u: abs(np.log10(ratio / u[1])))
+    raise RecordingError(
+        f"the cloth markers span {span[0]:.4g} x {span[1]:.4g} m in the first frame but the textile is {size[0]:.4g} x "
+        f"{size[1]:.4g} m ({ratio:.3g} times larger): the recording's length unit is probably wrong; read it with "
+        f"--units {guess[0]} (or check the scene's cloth size)")
 
 
 def replay_from_scene(recording: Recording, scene, overrides=None, options: ReplayOptions | None = None) -> Replay:
