@@ -73,3 +73,29 @@ def test_run_into_a_folder_that_cannot_be_written_is_a_named_error(tmp_path):
                             "--set", "simulation.duration=0.05"])
     assert r.exit_code == 2, r.output
     assert "cannot write the run folder" in r.output and "choose another folder with --out" in r.output
+
+
+def test_version_scene_list_and_the_scenes_package():
+    from isocloth import __version__
+    from isocloth.scenes import load_scene
+
+    r = runner.invoke(app, ["--version"])
+    assert r.exit_code == 0 and r.stdout.strip() == f"isocloth {__version__}"
+    assert load_scene("hang-a2").model.node_count == 63  # exported by isocloth.scenes
+    lines = runner.invoke(app, ["scenes"]).stdout.splitlines()
+    # the longest name (tablecloth-low-friction) used to run into its description
+    assert all("  " in line for line in lines) and any(line.startswith("tablecloth-low-friction  ") for line in lines)
+
+
+def test_user_facing_text_cites_papers_not_project_history():
+    """Scene descriptions and CLI help said "Seed 000 §7.4" and "Issue 4 check"."""
+    import re
+
+    text = runner.invoke(app, ["scenes"]).stdout + runner.invoke(app, ["fit", "--help"]).stdout
+    assert not re.search(r"(?i)\bissue\s*\d|\bseed\s*0\d\d", text)
+
+
+def test_real_time_factor_keeps_three_significant_digits():
+    from isocloth.cli import _rtf
+
+    assert [_rtf(v) for v in (0.012345, 16.93, 1234.5, float("nan"))] == ["0.0123x", "16.9x", "1234x", "n/a"]

@@ -22,6 +22,27 @@ app = typer.Typer(add_completion=False, no_args_is_help=False,
 DEFAULT_SCENE = "shorts-hang"
 
 
+def _version(value: bool) -> None:
+    if value:
+        from isocloth import __version__
+
+        typer.echo(f"isocloth {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """isocloth: inextensible cloth simulation for robotic manipulation."""
+
+
+def _rtf(v: float) -> str:
+    """A real-time factor with three significant digits (0.0123x, 16.9x, 1235x); "n/a" without stepping."""
+    if not v == v:  # NaN: no step in this invocation
+        return "n/a"
+    return f"{v:.0f}x" if v >= 1000 else f"{v:.3g}x"
+
+
 def _fail(msg: str, code: int = 2) -> None:
     typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
@@ -32,10 +53,12 @@ def scenes() -> None:
     """List the built-in scenes."""
     from isocloth.scenes.loader import builtin_scene_names, load_scene_config
 
-    for name in builtin_scene_names():
+    names = builtin_scene_names()
+    width = max(map(len, names)) + 2
+    for name in names:
         cfg, _ = load_scene_config(name)
         mark = " (default)" if name == DEFAULT_SCENE else ""
-        typer.echo(f"{name:<22}{cfg.description}{mark}")
+        typer.echo(f"{name:<{width}}{cfg.description}{mark}")
 
 
 @app.command()
@@ -90,7 +113,7 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
               "(or free disk space) and run again")
     tol = summary.extra.get("tolerance", float("nan"))
     typer.echo(f"{'interrupted' if summary.interrupted else 'done'}: {summary.simulated_time:.3f} s simulated "
-               f"in {summary.wall_time:.2f} s -> real-time factor {summary.real_time_factor:.1f}x")
+               f"in {summary.wall_time:.2f} s -> real-time factor {_rtf(summary.real_time_factor)}")
     typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
                f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
     typer.echo(f"  area error: total max {100 * summary.max_area_error_total:.3f} %, "
@@ -309,7 +332,7 @@ def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d
         grasp_mode: str = typer.Option("auto", "--grasp-mode", help="auto, rigid or independent"),
         grasp_filter: float = typer.Option(10.0, "--grasp-filter", help="grasp low-pass cut-off [Hz], 0 = off"),
         stick: Optional[str] = typer.Option(None, "--stick", help="stick end markers A,B: replayed as a moving "
-                                            "stick (seed 000 §7.4; replaces the scene's scripted sticks)"),
+                                            "stick (Coltraro et al. 2024, §7.4; replaces the scene's scripted sticks)"),
         video: bool = typer.Option(False, "--video/--no-video", help="write replay.mp4 at the optimum"),
         progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Fit (delta, alpha[, mu]) to a recording: grid sweep, Nelder-Mead, sensitivity, report."""

@@ -66,3 +66,17 @@ def test_a_step_that_is_not_a_finite_positive_time_is_refused(dt):
         st.step(model.initial_state(), dt=dt)
     with pytest.raises(ValueError, match="dt must be"):
         Stepper(model, dt=dt)
+
+
+def test_a_nan_grasp_target_is_a_named_error():
+    """It used to print LAPACK DLASCL messages and raise LinAlgError."""
+    from isocloth.control import Control
+
+    mesh = rectangle(0.2, 0.2, 3, 3, plane="xz")
+    model = ModelBuilder().set_cloth(mesh).add_grasp([0, 2]).finalize()
+    st = Stepper(model, dt=0.01)
+    s = model.initial_state()
+    targets = s.x[[0, 2]].copy()
+    targets[1, 2] = np.nan
+    with pytest.raises(ValueError, match=r"grasp_targets must be finite .*row 1 \(grasped node 2\)"):
+        st.step(s, Control(0.01, targets))

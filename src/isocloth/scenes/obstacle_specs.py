@@ -247,7 +247,7 @@ def read_stick_csv(path, scale: float = 1.0, start: float = 0.0) -> tuple[np.nda
     if data.shape[0] == 0:
         raise ValueError(f"{path}: no data rows (expected columns t, ax, ay, az, bx, by, bz)")
     if not np.all(np.isfinite(data)):
-        raise ValueError(f"{path}: NaN or inf values; fill gaps (e.g. linear interpolation, seed 000 Remark 7.3)")
+        raise ValueError(f"{path}: NaN or inf values; fill gaps (e.g. linear interpolation, Coltraro et al. 2024, Remark 7.3)")
     return data[:, 0] + start, scale * data[:, 1:4], scale * data[:, 4:7]
 
 

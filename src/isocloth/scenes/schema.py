@@ -241,7 +241,7 @@ class SelfCollisionSpec(_Strict):
     enabled: bool = True
     thickness: Length = Field(default=0.005, gt=0, description="cloth thickness tau0; below the mesh's "
                               "smallest distance between non-adjacent primitives")
-    omega: float = Field(default=0.5, ge=0, le=0.5, description="proximity parameter in detection (seed 000 §3.3)")
+    omega: float = Field(default=0.5, ge=0, le=0.5, description="proximity parameter in detection (Coltraro et al. 2024, §3.3)")
     omega_decay: float = Field(default=0.9, gt=0, lt=1, description="omega <- omega_decay * omega on a restart")
     max_restarts: int = Field(default=5, ge=0, description="restarts of a step after a failed omega = 0 check")
     mu: float = Field(default=0.3, ge=0, description="cloth-cloth friction coefficient")

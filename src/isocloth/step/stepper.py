@@ -255,7 +255,7 @@ class Stepper:
             If positions become NaN/inf (never returns a non-finite state), or if the constraint
             residual stays above ``divergence_residual``.
         ValueError
-            If the control has the wrong shape, or dt is not a finite number > 0.
+            If the control has the wrong shape or non-finite targets, or dt is not a finite number > 0.
         """
         t0 = time.perf_counter()
         dt = self.dt if dt is None else _check_dt(dt)
@@ -266,6 +266,10 @@ class Stepper:
         g = self.model.grasp_nodes
         if control.grasp_targets.shape != (g.size, 3):
             raise ValueError(f"control.grasp_targets must have shape {(g.size, 3)}, got {control.grasp_targets.shape}")
+        if not np.isfinite(control.grasp_targets).all():
+            k = int(np.flatnonzero(~np.isfinite(control.grasp_targets).all(axis=1))[0])
+            raise ValueError(f"control.grasp_targets must be finite positions [m]; row {k} (grasped node {g[k]}) is "
+                             f"{control.grasp_targets[k].tolist()}")
         k = self.substeps
         h = dt / k
         parts, s = [], state
