@@ -95,7 +95,7 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     folder = resume
     try:
         if resume is not None:
-            summary = resume_run(resume, progress=progress, render=None if video else False)
+            summary = resume_run(resume, progress=progress, render=None if video else False, overrides=set_)
         else:
             sc = load_scene(scene, set_)
             folder = out or Path("runs") / sc.config.name

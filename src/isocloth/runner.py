@@ -31,7 +31,7 @@ import numpy as np
 
 from isocloth.io.atomic import atomic_write_text, remove_temporaries
 from isocloth.io.jsontext import json_text
-from isocloth.scenes.loader import Scene, SceneError, build_scene, config_from_dict
+from isocloth.scenes.loader import Scene, SceneError, apply_overrides, build_scene, config_from_dict
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
 
@@ -374,12 +374,19 @@ def _check_checkpoint(scene: Scene, state: State, path: Path) -> None:
                          "to another run; run the scene again")
     if state.step_index == total:
         raise SceneError(f"the run in {path.parent} is complete ({total} steps, {scene.duration:g} s): nothing to "
-                         "resume; run the scene again (or with a longer simulation.duration) into a new folder")
+                         "resume; extend it with --set simulation.duration=<longer> or run the scene again")
 
 
-def resume_run(folder: str | Path, *, progress: bool = False, render: bool | None = None) -> RunSummary:
+RESUMABLE_KEYS = ("simulation.duration",)
+"""Scene keys an override may change when a run is resumed (the others would change the run's physics)."""
+
+
+def resume_run(folder: str | Path, *, progress: bool = False, render: bool | None = None,
+               overrides: list[str] | None = None) -> RunSummary:
     """Continue an interrupted run from its checkpoint; the result is bit-identical to an
-    uninterrupted run of the same scene.
+    uninterrupted run of the same scene. ``overrides`` (``key=value`` as for ``isocloth run
+    --set``) may change the keys of ``RESUMABLE_KEYS`` only: ``simulation.duration=8`` extends a run
+    (also a complete one).
 
     Raises
     ------
@@ -387,7 +394,8 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
         If the folder has no checkpoint or trajectory.
     SceneError
         If the run is already complete, or its checkpoint cannot be read or does not belong to
-        the run's scene (node count, time beyond the duration, step count and time disagree).
+        the run's scene (node count, time beyond the duration, step count and time disagree), or
+        an override changes another key than those of ``RESUMABLE_KEYS``.
     """
     from isocloth.io.trajectory import load_trajectory
 
@@ -397,7 +405,11 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
         raise FileNotFoundError(f"{ck} not found: only runs with a checkpoint can be resumed")
     traj = load_trajectory(folder)
     meta = traj.metadata
-    cfg = config_from_dict(meta["scene"], str(folder / "metadata.json"))
+    bad = [o for o in overrides or [] if o.split("=", 1)[0].strip() not in RESUMABLE_KEYS]
+    if bad:
+        raise SceneError(f"--set {bad[0]!r} cannot change a resumed run: only {', '.join(RESUMABLE_KEYS)} can "
+                         "(run the scene again into a new folder for other changes)")
+    cfg = config_from_dict(apply_overrides(meta["scene"], overrides), str(folder / "metadata.json"))
     scene = build_scene(cfg, Path(meta.get("scene_base_dir", ".")))
     try:
         state = State.load(ck)
@@ -405,7 +417,12 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
         raise SceneError(f"{ck} cannot be read ({type(exc).__name__}: {exc}); resume from an earlier copy "
                          "or run the scene again") from None
     _check_checkpoint(scene, state, ck)
-    keep = traj.times <= state.t + 1e-12
+    dt = scene.dt
+    save_every = max(1, int(round(1.0 / (scene.config.output.fps * dt))))
+    steps = np.rint(traj.times / dt).astype(np.int64)
+    # frames up to the checkpoint on the run's frame schedule (the last frame of a complete or a diverged
+    # run may be off it: an extended run then has the frames of one run of the longer duration)
+    keep = (traj.times <= state.t + 1e-12) & (steps % save_every == 0)
     vel = traj.velocities if traj.velocities is not None else np.zeros_like(traj.positions)
     frames = [(traj.times[i], traj.positions[i], vel[i]) for i in np.flatnonzero(keep)]
     rows = _read_diag(folder / "diagnostics.csv")[: state.step_index]

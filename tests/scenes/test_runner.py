@@ -202,3 +202,21 @@ def test_a_second_ctrl_c_while_checkpointing_still_writes_the_summary(tmp_path, 
     summary = run_scene(sc, tmp_path / "run")
     assert summary.interrupted and summary.steps == 9
     assert json.loads((tmp_path / "run" / "summary.json").read_text())["stopped"] == "interrupted"
+
+
+def test_resume_extends_a_complete_run_bit_identically(tmp_path):
+    """--resume ... --set simulation.duration=... used to ignore the --set: a run could not be extended."""
+    from isocloth.scenes.loader import SceneError
+
+    full = tmp_path / "full"
+    run_scene(load_scene("hang-a2", SHORT), full)  # 0.6 s
+    short = tmp_path / "short"
+    run_scene(load_scene("hang-a2", ["simulation.duration=0.3", "output.checkpoint_every=0.2",
+                                     "output.video='none'"]), short)
+    with pytest.raises(SceneError, match="cannot change a resumed run: only simulation.duration"):
+        resume_run(short, overrides=["cloth.kappa=1e-3"])
+    done = resume_run(short, overrides=["simulation.duration=0.6"])
+    assert done.steps == 60 and done.stopped is None
+    a, b = load_trajectory(full), load_trajectory(short)
+    assert np.array_equal(a.times, b.times) and np.array_equal(a.positions, b.positions)
+    assert b.metadata["complete"] is True and b.metadata["scene"]["simulation"]["duration"] == 0.6
