@@ -99,3 +99,21 @@ def test_real_time_factor_keeps_three_significant_digits():
     from isocloth.cli import _rtf
 
     assert [_rtf(v) for v in (0.012345, 16.93, 1234.5, float("nan"))] == ["0.0123x", "16.9x", "1234x", "n/a"]
+
+
+def test_the_largest_element_area_error_is_reported_and_flagged(tmp_path, monkeypatch):
+    """The summary said "done" while single elements were at 2.8x their rest area."""
+    import csv
+
+    import isocloth.cli as cli
+
+    monkeypatch.setattr(cli, "LARGE_ELEMENT_ERROR", 1e-4)  # any run crosses it
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), "--no-video", "--no-progress",
+                            "--set", "simulation.duration=0.2"])
+    assert r.exit_code == 0, r.output
+    summary = json.loads((out / "summary.json").read_text())
+    rows = list(csv.DictReader(open(out / "diagnostics.csv")))
+    assert summary["max_area_error_element"] == pytest.approx(max(float(x["area_error_max"]) for x in rows))
+    assert summary["max_area_error_element"] > summary["max_area_error_mean"]
+    assert "largest element" in r.stdout and "warning: an element's area was" in r.stdout

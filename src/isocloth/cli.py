@@ -20,6 +20,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=False,
                   help="isocloth: inextensible cloth simulation for robotic manipulation.")
 
 DEFAULT_SCENE = "shorts-hang"
+LARGE_ELEMENT_ERROR = 0.10
+"""A run whose largest element area error exceeds this fraction gets a warning line."""
 
 
 def _version(value: bool) -> None:
@@ -117,8 +119,13 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
                f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
     typer.echo(f"  area error: total max {100 * summary.max_area_error_total:.3f} %, "
-               f"per-element mean max {100 * summary.max_area_error_mean:.2f} %; "
+               f"per-element mean max {100 * summary.max_area_error_mean:.2f} %, "
+               f"largest element {100 * summary.max_area_error_element:.1f} %; "
                f"peak edge stretch {100 * summary.max_edge_stretch:.2f} %")
+    if summary.max_area_error_element > LARGE_ELEMENT_ERROR:
+        typer.echo(f"  warning: an element's area was {100 * summary.max_area_error_element:.0f} % off its rest "
+                   f"area (above {100 * LARGE_ELEMENT_ERROR:.0f} %): look at diagnostics.csv (area_error_max) and "
+                   "the mesh's smallest angles (slivers)")
     typer.echo(f"  results in {summary.folder}" + (f", video {summary.video}" if summary.video else ""))
     for hint in summary.extra.get("hints", []):
         typer.echo(f"  hint: {hint}")

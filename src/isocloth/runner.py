@@ -65,6 +65,7 @@ class RunSummary:
     mean_iterations : float
     unconverged_steps : int
     max_area_error_total, max_area_error_mean : float (eq. 2.23, 2.24)
+    max_area_error_element : float, largest relative area error of a single element at any step
     max_edge_stretch : float, largest element-edge strain of any step (``StepInfo.edge_stretch_max``)
     interrupted : bool, stopped by Ctrl-C or SIGTERM (a checkpoint was written)
     stopped : str or None, why the run ended before its duration ("interrupted", or "diverged: " and
@@ -83,6 +84,7 @@ class RunSummary:
     unconverged_steps: int = 0
     max_area_error_total: float = 0.0
     max_area_error_mean: float = 0.0
+    max_area_error_element: float = 0.0
     max_edge_stretch: float = 0.0
     interrupted: bool = False
     stopped: str | None = None
@@ -291,6 +293,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     summary.unconverged_steps = int(sum(not r["converged"] for r in diag_rows))
     summary.max_area_error_total = float(max((r["area_error_total"] for r in diag_rows), default=0.0))
     summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
+    largest = np.array([r.get("area_error_max", np.nan) for r in diag_rows], dtype=np.float64)  # nan: not measured
+    summary.max_area_error_element = float(np.max(largest[np.isfinite(largest)], initial=0.0))
     stretch = np.array([r.get("edge_stretch_max", np.nan) for r in diag_rows], dtype=np.float64)  # nan: not measured
     summary.max_edge_stretch = float(np.max(stretch[np.isfinite(stretch)], initial=0.0))
     summary.extra["tolerance"] = scene.config.simulation.tolerance
