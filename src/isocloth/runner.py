@@ -177,6 +177,17 @@ def _metadata(scene: Scene, save_every: int) -> dict:
     }
 
 
+def _save_every(scene: Scene) -> int:
+    """Steps between saved frames (the scene's output.fps, at least every step)."""
+    return max(1, int(round(1.0 / (scene.config.output.fps * scene.dt))))
+
+
+def _max_measured(rows: list[dict], key: str) -> float:
+    """Largest value of ``key`` over diagnostics rows, ignoring NaN (not measured); 0 without any."""
+    values = np.array([r.get(key, np.nan) for r in rows], dtype=np.float64)
+    return float(np.max(values[np.isfinite(values)], initial=0.0))
+
+
 RUN_FILES = ("trajectory.npz", "trajectory.part-*.npz", "metadata.json", "checkpoint.npz", "diagnostics.csv",
              "summary.json", "video.mp4", "video.gif")
 """The files of a run folder (their atomic writes' leftovers are removed when a run starts or resumes)."""
@@ -222,7 +233,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     remove_temporaries(folder, RUN_FILES)  # left by a run killed while writing (kill -9)
     dt = scene.dt
     out = scene.config.output
-    save_every = max(1, int(round(1.0 / (out.fps * dt))))
+    save_every = _save_every(scene)
     ckpt_every = max(1, int(round(out.checkpoint_every / dt)))
     total_steps = int(round(scene.duration / dt))
     mesh = scene.model.mesh
@@ -238,11 +249,12 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     diagnostics = _DiagnosticsFile(folder / "diagnostics.csv")
 
     def checkpoint(complete: bool = False) -> None:
-        writer.flush()
+        if complete:
+            writer.close(complete=True)  # every frame into trajectory.npz (no last part to merge at once)
+        else:
+            writer.flush()
         diagnostics.write(diag_rows)
         state.save(folder / "checkpoint.npz")
-        if complete:
-            writer.close(complete=True)
 
     summary = RunSummary(folder=folder)
     wall = 0.0
@@ -293,10 +305,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     summary.unconverged_steps = int(sum(not r["converged"] for r in diag_rows))
     summary.max_area_error_total = float(max((r["area_error_total"] for r in diag_rows), default=0.0))
     summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
-    largest = np.array([r.get("area_error_max", np.nan) for r in diag_rows], dtype=np.float64)  # nan: not measured
-    summary.max_area_error_element = float(np.max(largest[np.isfinite(largest)], initial=0.0))
-    stretch = np.array([r.get("edge_stretch_max", np.nan) for r in diag_rows], dtype=np.float64)  # nan: not measured
-    summary.max_edge_stretch = float(np.max(stretch[np.isfinite(stretch)], initial=0.0))
+    summary.max_area_error_element = _max_measured(diag_rows, "area_error_max")
+    summary.max_edge_stretch = _max_measured(diag_rows, "edge_stretch_max")
     summary.extra["tolerance"] = scene.config.simulation.tolerance
     summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render
@@ -314,35 +324,33 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
 
 
 @contextmanager
+def _signal_handlers(handlers: dict):
+    """Install ``handlers`` ({signal: handler}) inside the block, restoring the previous ones after;
+    nothing in a thread other than the main one (signals cannot be set there)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {sig: signal.signal(sig, h) for sig, h in handlers.items()}
+    try:
+        yield
+    finally:
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def _sigterm_as_interrupt():
     """SIGTERM (``timeout``, a batch system, ``kill``) ends the run like Ctrl-C: partial results,
-    checkpoint and summary are written. Only in the main thread (signals cannot be set elsewhere)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
+    checkpoint and summary are written."""
+    return _signal_handlers({signal.SIGTERM: _interrupt})
 
 
-@contextmanager
 def _shielded():
-    """Ctrl-C and SIGTERM are ignored inside (the final writes of a run); main thread only."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    """Ctrl-C and SIGTERM are ignored inside (the final writes of a run)."""
+    return _signal_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
 
 
 def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path:
@@ -421,9 +429,8 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
         raise SceneError(f"{ck} cannot be read ({type(exc).__name__}: {exc}); resume from an earlier copy "
                          "or run the scene again") from None
     _check_checkpoint(scene, state, ck)
-    dt = scene.dt
-    save_every = max(1, int(round(1.0 / (scene.config.output.fps * dt))))
-    steps = np.rint(traj.times / dt).astype(np.int64)
+    steps = np.rint(traj.times / scene.dt).astype(np.int64)
+    save_every = _save_every(scene)
     # frames up to the checkpoint on the run's frame schedule (the last frame of a complete or a diverged
     # run may be off it: an extended run then has the frames of one run of the longer duration)
     keep = (traj.times <= state.t + 1e-12) & (steps % save_every == 0)

@@ -171,6 +171,22 @@ class Trajectory:
         return int(self.positions.shape[1])
 
 
+def _write_npz(path: Path, arrays: dict) -> None:
+    """The arrays, uncompressed, atomically at ``path``."""
+    with atomic_path(path) as tmp:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **arrays)
+
+
+def _frame_arrays(frames: list) -> dict:
+    """times (F,), positions (F, n, 3) and, when recorded, velocities (F, n, 3) of (t, x, v) frames."""
+    out = {"times": np.array([f[0] for f in frames], dtype=np.float64),
+           "positions": np.stack([f[1] for f in frames])}
+    if frames[0][2] is not None:
+        out["velocities"] = np.stack([f[2] for f in frames])
+    return out
+
+
 def save_trajectory(folder: str | os.PathLike, traj: Trajectory) -> Path:
     """Save a trajectory to ``folder/trajectory.npz`` and ``folder/metadata.json``.
 
@@ -200,9 +216,7 @@ def save_trajectory(folder: str | os.PathLike, traj: Trajectory) -> Path:
         arrays["velocities"] = traj.velocities
     text = metadata_json_text(traj.metadata)  # fail before touching any file
     out.mkdir(parents=True, exist_ok=True)
-    with atomic_path(out / ARRAYS_FILE) as tmp:
-        with open(tmp, "wb") as fh:
-            np.savez(fh, **arrays)
+    _write_npz(out / ARRAYS_FILE, arrays)
     atomic_write_text(out / METADATA_FILE, text)
     return out
 
@@ -409,14 +423,14 @@ class TrajectoryWriter:
         meta = copy.deepcopy(self._metadata)
         meta["frames"] = len(frames)
         meta["complete"] = bool(complete)
-        has_v = frames[0][2] is not None
+        arrays = _frame_arrays(frames)
         return Trajectory(
-            times=np.array([f[0] for f in frames], dtype=np.float64),
-            positions=np.stack([f[1] for f in frames]),
+            times=arrays["times"],
+            positions=arrays["positions"],
             triangles=self._triangles.copy(),
             quads=self._quads.copy(),
             metadata=meta,
-            velocities=np.stack([f[2] for f in frames]) if has_v else None,
+            velocities=arrays.get("velocities"),
         )
 
     def flush(self, complete: bool = False) -> None:
@@ -443,13 +457,7 @@ class TrajectoryWriter:
         new = self._frames[self._on_disk:]
         if new:
             name = f"trajectory.part-{len(self._parts) + 1:05d}.npz"
-            arrays = {"times": np.array([f[0] for f in new], dtype=np.float64),
-                      "positions": np.stack([f[1] for f in new])}
-            if new[0][2] is not None:
-                arrays["velocities"] = np.stack([f[2] for f in new])
-            with atomic_path(self.folder / name) as tmp:
-                with open(tmp, "wb") as fh:
-                    np.savez(fh, **arrays)
+            _write_npz(self.folder / name, _frame_arrays(new))
             self._parts.append(name)
             self._on_disk = len(self._frames)
         meta = copy.deepcopy(self._metadata)
