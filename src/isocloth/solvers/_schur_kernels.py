@@ -54,3 +54,23 @@ def constraint_values(indptr, indices, data, x, pair_row, pair_node, C0, local, 
         li = local[r]
         if li >= 0:
             c[li] = full[r] - C0[r]
+
+
+@nb.njit(cache=True)
+def schur_apply(AX, pairs, prow, pnode, pw, v, shift, tmp, out):
+    """out = (∇C M⁻¹ ∇Cᵀ + diag shift) v for the kept pairs (tmp (n, 3) scratch): the Schur
+    complement applied without assembling it, 4 Σ_i w_i ⟨AX_(r,i), AX_(s,i)⟩ v_s."""
+    tmp[:] = 0.0
+    for q in range(pairs.shape[0]):
+        p = pairs[q]
+        s = 2.0 * pw[q] * v[prow[q]]
+        i = pnode[q]
+        tmp[i, 0] += s * AX[p, 0]
+        tmp[i, 1] += s * AX[p, 1]
+        tmp[i, 2] += s * AX[p, 2]
+    for r in range(out.shape[0]):
+        out[r] = shift[r] * v[r]
+    for q in range(pairs.shape[0]):
+        p = pairs[q]
+        i = pnode[q]
+        out[prow[q]] += 2.0 * (AX[p, 0] * tmp[i, 0] + AX[p, 1] * tmp[i, 1] + AX[p, 2] * tmp[i, 2])

@@ -45,6 +45,7 @@ class BorderedSchur:
         appended = np.asarray(appended, dtype=np.int64)
         kb, h = base.k, appended.size
         self.base = base
+        self.appended = appended
         self.kb, self.h, self.k, self.n = kb, h, kb + h, base.n
         self.dense = base.dense
         local = np.full(row_count, -1, dtype=np.int64)
@@ -115,7 +116,7 @@ class BorderedSchur:
             base.factor_x = None
             base.factorize(AX, regularization, backend, c_base)
         K, D = self.blocks(AX)
-        Z = base.solve_factored(K)
+        Z = self._base_solutions(K)
         T = D - K.T @ Z
         T.flat[:: self.h + 1] += base.factor_shift
         if compliance is not None:
@@ -127,6 +128,25 @@ class BorderedSchur:
         self._base_version = base.factorizations
         self.factorizations += 1
 
+    def _base_solutions(self, K: np.ndarray) -> np.ndarray:
+        """Z = S⁻¹ K (kb, h) with the base's current factorization. Its columns depend on one
+        appended row each, so a sparse base keeps them (until it is refactored) for the other
+        appended sets that share that row: a new set costs solves for its new rows only. (CHOLMOD's
+        simplicial solves treat every column alike, so a column does not depend on the set it was
+        solved with.)"""
+        base = self.base
+        if base.dense or base.cholmod_mode != "simplicial":  # BLAS-3 solves may round differently with the number of columns
+            return base.solve_factored(K)
+        kept = base.__dict__.setdefault("_border_columns", {})
+        if kept.get(None) != base.factorizations:
+            kept.clear()
+            kept[None] = base.factorizations
+        new = [j for j, r in enumerate(self.appended.tolist()) if r not in kept]
+        if new:
+            for j, z in zip(new, base.solve_factored(np.ascontiguousarray(K[:, new])).T):
+                kept[int(self.appended[j])] = z
+        return np.column_stack([kept[r] for r in self.appended.tolist()]) if self.h else np.zeros((self.kb, 0))
+
     @property
     def factor_AX(self) -> np.ndarray | None:
         """(P, 3) float64 [m], A φ at the factorization (the base's), None without a current one."""
@@ -136,6 +156,11 @@ class BorderedSchur:
     def factor_AX_absmax(self) -> float:
         """max |A φ| at the factorization [m] (the base's)."""
         return self.base.factor_AX_absmax
+
+    @property
+    def factor_shift(self) -> float:
+        """ε of the factorization (the base's) [m²/kg]."""
+        return self.base.factor_shift
 
     @property
     def has_factor(self) -> bool:

@@ -12,21 +12,24 @@ space produce no motion because Δφ = −M⁻¹∇CᵀΔλ. A backtracking step
 residual norm grows past twice the largest of the last three iterates' norms, at most 3 times)
 keeps large, fast folds from oscillating.
 
-Factor reuse (chord steps). Large systems are factored by CHOLMOD, which dominated the cost of an
-iteration (≈ 80 %). A step may instead reuse the last factorization S_f = S(φ_f) + εI, computed
-at an earlier iterate φ_f, possibly of the previous time step:
+Factor reuse. Large systems are factored by CHOLMOD, whose numeric factorization costs as much as
+dozens of triangular solves with it. An iteration may instead keep the last factorization
+S_f = S(φ_f) + εI, computed at an earlier iterate φ_f, possibly of the previous time step, and use it
+as the preconditioner of conjugate gradients on the current Newton system (Saad, *Iterative Methods
+for Sparse Linear Systems*, 2003, §9.2; the "inexact Newton" step of Dembo, Eisenstat & Steihaug 1982):
 
-    Δλ = S_f⁻¹ C(φ_j),    Δφ = −M⁻¹ ∇C(φ_j)ᵀ Δλ,
+    (S(φ_j) + εI) Δλ = C(φ_j)  to a scaled residual of max(0.01 |C|, 0.1 tolerance),   Δφ = −M⁻¹ ∇C(φ_j)ᵀ Δλ,
 
-a correction along the constraint normals of the current iterate with approximate multipliers
-(in the implicit-Euler metric, where the KKT solve returns W⁻¹∇C(φ_f)ᵀΔλ, only within a time
-step). A chord step is kept only if it shrinks the scaled residual norm by ``refactor_ratio``
-(after the same halving as a Newton step); otherwise it is discarded and S is refactored at φ_j.
-A time step that ends on a chord step converges to ``chord_tolerance`` × tolerance, since chord
-steps converge linearly. φ_f is returned (``SolveResult.factor_point``) and the stepper carries
-it in the State, so a step is a function of its State (resumed runs are bit-identical). Normals
-of an *earlier* iterate would be cheaper still but act as a force along the motion: a swinging
-plate then changed its period by 3 % (docs/design/linear-algebra.md).
+whose product with S(φ_j) is applied through ∇C without assembling it. The step is then a Newton
+step up to that residual; S is refactored at φ_j when conjugate gradients need more than
+``KRYLOV_ITERATIONS`` iterations or ∇C has drifted from the factorization's by more than
+``reuse_drift``. In the implicit-Euler metric (KKT path) the kept factorization is used for chord
+steps instead: Δφ from the KKT solve of φ_f, kept only if it shrinks the scaled residual norm by
+``refactor_ratio``, within a time step only, converging to ``chord_tolerance`` × tolerance. φ_f is
+returned (``SolveResult.factor_point``) and the stepper carries it in the State, so a step is a
+function of its State (resumed runs are bit-identical). Normals of an *earlier* iterate in the mass
+metric would act as a force along the motion: a swinging plate then changed its period by 3 %
+(docs/design/linear-algebra.md).
 
 Stopping rule: max_r |C_r| / scale_r ≤ tolerance (default 1e-3, the thesis' "relative tolerance
 of 0.1 %"), where scale_r is the rest metric magnitude ½(E0+G0) of metric rows and l² of edge
@@ -44,7 +47,7 @@ from isocloth.solvers.kkt import KKTSystem
 from isocloth.solvers.linalg import DENSE_LIMIT
 from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
 from isocloth.solvers._schur_kernels import constraint_values
-from isocloth.solvers.schur import CHOLMOD_MODES, ORDERINGS, SchurSystem
+from isocloth.solvers.schur import CHOLMOD_MODES, ORDERINGS, SchurSystem, schur_product
 
 __all__ = ["SolverProjection"]
 
@@ -88,23 +91,23 @@ class SolverProjection:
         sag by about L√tolerance; tests/physics/test_cantilever.py). Free for dynamic scenes,
         whose steps need at least one iteration anyway.
     reuse_factor : bool
-        Take chord steps with the last factorization (see the module docstring) when the system
-        is factored sparsely (more than ``DENSE_LIMIT`` rows); never in the closest-point mode
-        (``stationarity`` > 0). Default True.
+        Keep the last factorization (see the module docstring) when the system is factored
+        sparsely (more than ``DENSE_LIMIT`` rows): preconditioned Newton steps in the mass metric,
+        chord steps in the implicit one; never in the closest-point mode (``stationarity`` > 0).
+        Default True.
     refactor_ratio : float
-        A chord step must reduce the scaled residual norm to at most this fraction (in (0, 1)),
-        else S is refactored (default 0.8).
+        Implicit metric: a chord step must reduce the scaled residual norm to at most this
+        fraction (in (0, 1)), else S is refactored (default 0.8).
     chord_tolerance : float
-        A step whose last correction was a chord step stops only at ``chord_tolerance`` ×
-        ``tolerance`` (in (0, 1]; default 0.1). Chord steps converge linearly and stop just below
-        the tolerance, where a Newton step usually overshoots it by orders of magnitude; without
-        this, a swinging 16×16 plate lost 6 % less amplitude per period than with Newton steps
-        only (tests/solvers/test_projection_reuse.py).
+        Implicit metric: a step whose last correction was a chord step stops only at
+        ``chord_tolerance`` × ``tolerance`` (in (0, 1]; default 0.1). Chord steps converge
+        linearly and stop just below the tolerance, where a Newton step usually overshoots it by
+        orders of magnitude.
     reuse_drift : float
-        No chord step once the iterate's ∇C has moved from the factorization's by more than this
-        fraction, max |A(φ − φ_f)| / max |A φ_f| (> 0; default 0.1): bounds the age of S_f (a
-        Newton step's own linearisation point differs from the converged positions by 4–9 % on
-        the 20×20 benchmark sheet).
+        The kept factorization is dropped once the iterate's ∇C has moved from the factorization's
+        by more than this fraction, max |A(φ − φ_f)| / max |A φ_f| (> 0; default 0.1): bounds the
+        age of S_f (a Newton step's own linearisation point differs from the converged positions
+        by 4–9 % on the 20×20 benchmark sheet).
     merit_growth : float
         Line search of Newton steps: the step is halved (≤ 3 times) while the scaled residual norm
         exceeds ``merit_growth`` × the largest norm of the last three iterates (≥ 1; default 2).
@@ -269,7 +272,8 @@ class SolverProjection:
         Returns
         -------
         SolveResult
-            With ``factorizations`` (numeric factorizations done) and ``factor_point`` (positions
+            With ``factorizations`` (numeric factorizations of the whole system or, bordered, of
+            its base; a new border alone is not counted) and ``factor_point`` (positions
             of the kept factorization, or None when factor reuse does not apply).
 
         Raises
@@ -304,7 +308,8 @@ class SolverProjection:
         scale = constraints.scale[rows]
         lam = np.zeros(constraints.row_count)
         log = IterLog()
-        factorizations = 0
+        numeric = getattr(system, "base", system)  # a bordered system refactors only its border when it can
+        factorizations = -numeric.factorizations
         valid = False  # whether the kept factorization may be used for a chord step
         # across steps only in the mass metric, where a chord step moves along the normals of the
         # current iterate (the KKT solve returns the normals of the factorization point)
@@ -319,7 +324,6 @@ class SolverProjection:
             kept = getattr(system, "factor_x", None)
             if not (system.has_factor and kept is not None and kept.shape == fp.shape and np.array_equal(kept, fp)):
                 self._factorize(system, evaluate(fp)[0], fp, alpha)  # e.g. a resumed run: the same factor
-                factorizations += 1
             valid = True
         AX, c = evaluate(x)
         res = float(np.max(np.abs(c) / scale)) if rows.size else 0.0
@@ -342,7 +346,6 @@ class SolverProjection:
             fresh = not valid
             if fresh:
                 self._factorize(system, AX, x, alpha)
-                factorizations += 1
                 valid = reuse
             # fast projection (thesis §2.6.1): Δφ from the current iterate, right-hand side C_j;
             # closest point: φ_{j+1} = φ0 + Δ with ∇C_j (φ_{j+1} − φ_j) = −C_j, i.e. right-hand
@@ -352,15 +355,23 @@ class SolverProjection:
             if exact and it > 0:
                 base = x0
                 rhs = c + soft + self._jacobian_times(constraints, AX, x0 - x)[rows]
+            newton = fresh
             if metric is None:
-                dl = system.solve_factored(rhs)
+                if fresh:
+                    dl = system.solve_factored(rhs)
+                else:  # the Newton step, solved by conjugate gradients on the kept factorization
+                    dl = self._krylov_solve(system, AX, rhs, alpha, scale, max(0.01 * res, 0.1 * self.tolerance))
+                    if dl is None:
+                        valid = False  # the kept factorization is too far from S(φ_j): refactor
+                        continue
+                    newton = True
                 dx = system.displacement(AX, dl)  # normals at the current iterate
             else:
                 dx, dl = system.solve_factored(rhs)
             direction = base + dx - x
             # backtracking: halve while the residual norm is above the reference (≤ 3 times); a
             # chord step must in the end shrink the norm by refactor_ratio, else it is discarded
-            if fresh:
+            if newton:
                 ref = merit if self.merit_growth == 1.0 else self.merit_growth * max(merits[-3:])
             else:
                 ref = self.refactor_ratio * merit
@@ -374,10 +385,10 @@ class SolverProjection:
                 if merit_try <= ref or step < 0.2:
                     break
                 step *= 0.5
-            if not fresh and not merit_try <= ref:
+            if not newton and not merit_try <= ref:
                 valid = False  # chord step too weak (or not finite): refactor here and redo
                 continue
-            last_chord = not fresh
+            last_chord = not newton
             moved = step * float(np.abs(direction).max()) if direction.size else 0.0
             AX_prev = AX
             x, AX, c, merit = x_try, AX_try, c_try, merit_try
@@ -402,8 +413,46 @@ class SolverProjection:
         if not np.isfinite(res):
             status = SolveStatus.STALLED
         point = system.factor_x if across and system.has_factor else None
+        factorizations += numeric.factorizations
         return SolveResult(x=x, lam=lam, status=status, iterations=it, residual=res, log=log,
                            factorizations=factorizations, factor_point=point)
+
+    KRYLOV_ITERATIONS = 20
+    """Cap on conjugate-gradient iterations of a Newton step on a kept factorization (a triangular
+    solve each); beyond it the system is refactored."""
+
+    def _krylov_solve(self, system, AX, c, alpha, scale, target) -> np.ndarray | None:
+        """Δλ with (S(φ_j) + εI + diag α) Δλ = c to max |residual| / scale ≤ ``target``, by
+        conjugate gradients preconditioned with the kept factorization S_f (Hestenes & Stiefel
+        1952; Saad, *Iterative Methods for Sparse Linear Systems*, Alg. 9.1); None when it does
+        not get there within ``KRYLOV_ITERATIONS`` (or the preconditioned operator is not
+        positive definite)."""
+        shift = np.full(c.size, system.factor_shift)
+        if alpha is not None:
+            shift += alpha
+        x = np.zeros(c.size)
+        r = np.array(c, dtype=np.float64)
+        z = system.solve_factored(r)
+        p = z.copy()
+        rz = float(r @ z)
+        for k in range(self.KRYLOV_ITERATIONS + 1):
+            norm = float(np.max(np.abs(r) / scale)) if c.size else 0.0
+            if norm <= target:
+                return x
+            if k == self.KRYLOV_ITERATIONS or not np.isfinite(norm) or not rz > 0:
+                return None
+            q = schur_product(system, AX, p, shift)
+            pq = float(p @ q)
+            if not pq > 0:
+                return None
+            a = rz / pq
+            x += a * p
+            r -= a * q
+            z = system.solve_factored(r)
+            rz_new = float(r @ z)
+            p = z + (rz_new / rz) * p
+            rz = rz_new
+        return None
 
     @staticmethod
     def _soft(alpha, soft, lam, dl, step, total: bool) -> np.ndarray:

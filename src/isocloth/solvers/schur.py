@@ -22,10 +22,10 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import lapack
 
-from isocloth.solvers._schur_kernels import apply_transpose, schur_values
+from isocloth.solvers._schur_kernels import apply_transpose, schur_apply, schur_values
 from isocloth.solvers.linalg import DENSE_LIMIT, spd_factor
 
-__all__ = ["SchurSystem", "same_node_pairs", "SUPERNODAL_MIN_ROWS", "CHOLMOD_MODES", "ORDERINGS"]
+__all__ = ["SchurSystem", "same_node_pairs", "schur_product", "SUPERNODAL_MIN_ROWS", "CHOLMOD_MODES", "ORDERINGS"]
 
 # Above this many rows CHOLMOD's supernodal factorization (BLAS-3 on dense supernodes) beats the
 # simplicial one on the Schur complements of quad sheets with one BLAS thread: simplicial 4.6 vs
@@ -56,6 +56,19 @@ def same_node_pairs(nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     offset = np.arange(i.size) - np.repeat(np.cumsum(np.r_[0, reps[:-1]]), reps)  # partner's rank in the group
     j = np.repeat(np.repeat(starts, counts), reps) + offset
     return order[i], order[j]
+
+
+def schur_product(system, AX: np.ndarray, v: np.ndarray, shift: np.ndarray) -> np.ndarray:
+    """(∇C M⁻¹ ∇Cᵀ + diag shift) v (k,) float64 at A φ = AX (P, 3) [m] for the rows and free
+    nodes of ``system`` (its ``pairs``, ``prow``, ``pnode``, ``pw``), without assembling the
+    matrix; ``shift`` (k,) [m²/kg] (regularisation and compliance)."""
+    tmp = getattr(system, "_product_tmp", None)
+    if tmp is None or tmp.shape[0] != system.n:
+        tmp = system._product_tmp = np.zeros((system.n, 3))
+    out = np.empty(system.k)
+    schur_apply(AX, system.pairs, system.prow, system.pnode, system.pw, np.ascontiguousarray(v, np.float64),
+                shift, tmp, out)
+    return out
 
 
 class SchurSystem:
