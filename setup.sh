@@ -6,12 +6,18 @@ set -euo pipefail
 cd "$(dirname "$0")"
 PY=${PYTHON:-python3}
 
-# Optional system package: SuiteSparse headers, so scikit-sparse (CHOLMOD with a reusable symbolic
-# factorization, the fastest sparse backend) can build. Everything works without it (cholespy wheel).
+# Optional system packages: SuiteSparse headers, so scikit-sparse (CHOLMOD with a reusable symbolic
+# factorization, the fastest sparse backend) can build, and OpenBLAS as the system BLAS/LAPACK that
+# CHOLMOD's supernodal factorization calls (Debian's default is the reference BLAS). Everything works
+# without them (cholespy wheel; reference BLAS).
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
-  if ! dpkg -s libsuitesparse-dev >/dev/null 2>&1; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libsuitesparse-dev >/dev/null) \
-      || echo "setup: could not install libsuitesparse-dev; continuing without scikit-sparse" >&2
+  missing=""
+  for pkg in libsuitesparse-dev libopenblas0-pthread; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
+  done
+  if [ -n "$missing" ]; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null) \
+      || echo "setup: could not install$missing; continuing without (slower sparse factorizations)" >&2
   fi
 fi
 

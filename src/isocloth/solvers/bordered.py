@@ -131,20 +131,19 @@ class BorderedSchur:
     def _base_solutions(self, K: np.ndarray) -> np.ndarray:
         """Z = S⁻¹ K (kb, h) with the base's current factorization. Its columns depend on one
         appended row each, so a sparse base keeps them (until it is refactored) for the other
-        appended sets that share that row: a new set costs solves for its new rows only. (CHOLMOD's
-        simplicial solves treat every column alike, so a column does not depend on the set it was
-        solved with.)"""
+        appended sets that share that row: a new set costs solves for its new rows only. Each is
+        solved on its own, so that a column does not depend on the set it was first solved with
+        (blocked solves may round differently)."""
         base = self.base
-        if base.dense or base.cholmod_mode != "simplicial":  # BLAS-3 solves may round differently with the number of columns
+        if base.dense:
             return base.solve_factored(K)
         kept = base.__dict__.setdefault("_border_columns", {})
         if kept.get(None) != base.factorizations:
             kept.clear()
             kept[None] = base.factorizations
-        new = [j for j, r in enumerate(self.appended.tolist()) if r not in kept]
-        if new:
-            for j, z in zip(new, base.solve_factored(np.ascontiguousarray(K[:, new])).T):
-                kept[int(self.appended[j])] = z
+        for j, r in enumerate(self.appended.tolist()):
+            if r not in kept:
+                kept[r] = base.solve_factored(np.ascontiguousarray(K[:, j]))
         return np.column_stack([kept[r] for r in self.appended.tolist()]) if self.h else np.zeros((self.kb, 0))
 
     @property

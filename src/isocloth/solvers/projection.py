@@ -18,7 +18,7 @@ S_f = S(φ_f) + εI, computed at an earlier iterate φ_f, possibly of the previo
 as the preconditioner of conjugate gradients on the current Newton system (Saad, *Iterative Methods
 for Sparse Linear Systems*, 2003, §9.2; the "inexact Newton" step of Dembo, Eisenstat & Steihaug 1982):
 
-    (S(φ_j) + εI) Δλ = C(φ_j)  to a scaled residual of max(0.01 |C|, 0.1 tolerance),   Δφ = −M⁻¹ ∇C(φ_j)ᵀ Δλ,
+    (S(φ_j) + εI) Δλ = C(φ_j)  to a scaled residual of max(η |C|, 0.1 tolerance),   Δφ = −M⁻¹ ∇C(φ_j)ᵀ Δλ,
 
 whose product with S(φ_j) is applied through ∇C without assembling it. The step is then a Newton
 step up to that residual; S is refactored at φ_j when conjugate gradients need more than
@@ -360,7 +360,8 @@ class SolverProjection:
                 if fresh:
                     dl = system.solve_factored(rhs)
                 else:  # the Newton step, solved by conjugate gradients on the kept factorization
-                    dl = self._krylov_solve(system, AX, rhs, alpha, scale, max(0.01 * res, 0.1 * self.tolerance))
+                    target = max(self.FORCING * res, 0.1 * self.tolerance)
+                    dl = self._krylov_solve(system, AX, rhs, alpha, scale, target)
                     if dl is None:
                         valid = False  # the kept factorization is too far from S(φ_j): refactor
                         continue
@@ -416,6 +417,10 @@ class SolverProjection:
         factorizations += numeric.factorizations
         return SolveResult(x=x, lam=lam, status=status, iterations=it, residual=res, log=log,
                            factorizations=factorizations, factor_point=point)
+
+    FORCING = 0.1
+    """Forcing term η of the Newton steps on a kept factorization: conjugate gradients stop at a
+    scaled residual of max(η |C|, 0.1 tolerance) (measured choice, docs/design/linear-algebra.md)."""
 
     KRYLOV_ITERATIONS = 20
     """Cap on conjugate-gradient iterations of a Newton step on a kept factorization (a triangular

@@ -28,9 +28,10 @@ from isocloth.solvers.linalg import DENSE_LIMIT, spd_factor
 __all__ = ["SchurSystem", "same_node_pairs", "schur_product", "SUPERNODAL_MIN_ROWS", "CHOLMOD_MODES", "ORDERINGS"]
 
 # Above this many rows CHOLMOD's supernodal factorization (BLAS-3 on dense supernodes) beats the
-# simplicial one on the Schur complements of quad sheets with one BLAS thread: simplicial 4.6 vs
-# supernodal 5.6 ms at 1052 rows, equal at 2828, supernodal 110 vs 128 ms at 7112 (nesdis ordering).
-SUPERNODAL_MIN_ROWS = 3000
+# simplicial one on the Schur complements of quad sheets with one OpenBLAS thread (nesdis ordering):
+# simplicial 31.7 vs supernodal 47.1 ms at 3407 rows, equal at 5727, 232.6 vs 164.5 ms at 10332
+# (benchmarks/RESULTS.md). With the reference BLAS they were equal at 2828 rows.
+SUPERNODAL_MIN_ROWS = 5700
 CHOLMOD_MODES = ("auto", "simplicial", "supernodal", "cholmod")
 ORDERINGS = ("nesdis", "metis", "amd", "default")
 
