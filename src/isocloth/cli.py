@@ -127,6 +127,8 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
                    f"area (above {100 * LARGE_ELEMENT_ERROR:.0f} %): look at diagnostics.csv (area_error_max) and "
                    "the mesh's smallest angles (slivers)")
     typer.echo(f"  results in {summary.folder}" + (f", video {summary.video}" if summary.video else ""))
+    if summary.extra.get("video_error"):
+        typer.echo(f"  warning: {summary.extra['video_error']}")
     for hint in summary.extra.get("hints", []):
         typer.echo(f"  hint: {hint}")
     if summary.interrupted:

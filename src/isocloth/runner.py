@@ -31,7 +31,7 @@ import numpy as np
 
 from isocloth.io.atomic import atomic_write_text, remove_temporaries
 from isocloth.io.jsontext import json_text
-from isocloth.scenes.loader import Scene, SceneError, apply_overrides, build_scene, config_from_dict
+from isocloth.scenes.loader import Scene, SceneError, apply_overrides, build_scene, config_from_dict, scene_obstacles
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
 
@@ -316,6 +316,9 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         except KeyboardInterrupt:
             summary.interrupted = True
             summary.stopped = f"interrupted while rendering the video (the run is complete: isocloth render {folder})"
+        except (ValueError, OSError, RuntimeError, ImportError) as exc:  # the results stand without a video
+            summary.extra["video_error"] = (f"the video could not be rendered ({type(exc).__name__}: {exc}); the run "
+                                            f"is complete: try isocloth render {folder}")
     with _shielded():
         atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
     if diverged is not None:
@@ -366,9 +369,22 @@ def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path
         fmt = "mp4"
     path = Path(path) if path else folder / f"video.{fmt}"
     grasped = [i for g in traj.metadata.get("model", {}).get("grasps", []) for i in g["nodes"]]
-    opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int)}
+    opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int),
+            "elev": float(out.get("elev", 20.0)), "azim": float(out.get("azim", -60.0)),
+            "obstacles": _run_obstacles(traj.metadata)}
     opts.update(kw)
     return render_video(traj, path, **opts)
+
+
+def _run_obstacles(meta: dict) -> list:
+    """The obstacles of a saved run's scene, rebuilt from its metadata ([] when it has none or
+    they cannot be rebuilt, e.g. a mesh file that moved: the video then shows the cloth only)."""
+    if not meta.get("scene", {}).get("obstacles"):
+        return []
+    try:
+        return scene_obstacles(config_from_dict(meta["scene"], "metadata.json"), Path(meta.get("scene_base_dir", ".")))
+    except SceneError:
+        return []
 
 
 def _check_checkpoint(scene: Scene, state: State, path: Path) -> None:

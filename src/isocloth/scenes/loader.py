@@ -223,6 +223,26 @@ def _resolve_file(name: str, base_dir: Path) -> Path:
     return p
 
 
+def scene_obstacles(cfg: SceneConfig, base_dir: Path) -> list:
+    """The obstacles of a scene (solid and thin, in ``[[obstacles]]`` order); files are looked up
+    relative to ``base_dir``.
+
+    Raises
+    ------
+    SceneError
+        Naming the obstacle, for invalid geometry or a missing file.
+    """
+    from isocloth.scenes.obstacle_specs import build_obstacles
+
+    out = []
+    for spec in cfg.obstacles:
+        try:
+            out += build_obstacles(spec, lambda name: _resolve_file(name, base_dir))
+        except (ValueError, OSError) as exc:
+            raise SceneError(f"obstacle {spec.name or spec.type}: {exc}") from None
+    return out
+
+
 def _rotation(deg) -> np.ndarray:
     from scipy.spatial.transform import Rotation
 
@@ -387,14 +407,8 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
                                  constraint_model=cfg.cloth.constraint_model, stretch_limit=cfg.cloth.stretch_limit,
                                  corner_angle_deg=cfg.cloth.corner_angle_deg,
                                  initial_velocity=cfg.cloth.initial_velocity)
-    from isocloth.scenes.obstacle_specs import build_obstacles
-
-    for spec in cfg.obstacles:
-        try:
-            for obs in build_obstacles(spec, lambda name: _resolve_file(name, base_dir)):
-                b.add_obstacle(obs)
-        except (ValueError, OSError) as exc:
-            raise SceneError(f"obstacle {spec.name or spec.type}: {exc}") from None
+    for obs in scene_obstacles(cfg, base_dir):
+        b.add_obstacle(obs)
     if cfg.self_collision is not None:
         b.set_self_collision(cfg.self_collision.options())
     for i, g in enumerate(cfg.grasps):

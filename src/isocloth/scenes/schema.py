@@ -262,8 +262,9 @@ class OutputSpec(_Strict):
     checkpoint_every: Time = Field(default=1.0, gt=0, description="simulated seconds between checkpoints")
     checkpoint_wall: Time = Field(default=60.0, gt=0, description="wall-clock seconds after which a checkpoint "
                                   "is written even before checkpoint_every of simulated time (slow scenes)")
-    elev: float = 20.0
-    azim: float = -60.0
+    elev: float = Field(default=20.0, ge=-90.0, le=90.0, description="video camera elevation above the xy "
+                        "plane [degrees]")
+    azim: float = Field(default=-60.0, description="video camera azimuth about z, from the x axis [degrees]")
 
 
 class SceneConfig(_Strict):

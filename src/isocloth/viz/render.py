@@ -5,9 +5,12 @@ rendering works headless and touches no global pyplot state. The cloth is one
 :class:`~mpl_toolkits.mplot3d.art3d.Poly3DCollection` (triangles are padded to degenerate
 quads so that all faces share one array), shaded per face with a two-sided Lambert model:
 the front side (faces counter-clockwise seen from the camera) is blue, the back orange.
-The camera and axis limits are fixed (equal aspect, z up) and a ground grid is drawn at the
-bottom of the bounds. :class:`FrameRenderer` keeps one figure and only updates the polygon
-vertices and colours per frame; :func:`render_video` uses it.
+Obstacles (:mod:`isocloth.viz.obstacle_meshes`) are grey faces of the same collection, so that
+matplotlib's painter's sort orders them against the cloth; thin obstacles are dark lines and dots.
+The camera and axis limits are fixed (equal aspect, z up); a ground grid is drawn at the floor
+z = 0 when it is in view or close below it, else at the bottom of the view. :class:`FrameRenderer`
+keeps one figure and only updates the polygon vertices and colours per frame; :func:`render_video`
+uses it.
 """
 
 from __future__ import annotations
@@ -24,11 +27,13 @@ from mpl_toolkits.mplot3d.art3d import Line3DCollection, Poly3DCollection
 from isocloth.io.atomic import atomic_path
 from isocloth.io.trajectory import Trajectory
 
-__all__ = ["BACK_RGB", "FRONT_RGB", "FrameRenderer", "render_frame", "render_png",
-           "render_video", "trajectory_bounds", "video_frame_indices"]
+__all__ = ["BACK_RGB", "FRONT_RGB", "OBSTACLE_RGB", "FrameRenderer", "render_frame", "render_png",
+           "render_video", "scene_bounds", "trajectory_bounds", "video_frame_indices"]
 
 FRONT_RGB = (0.20, 0.45, 0.80)  # base colour (RGB in [0, 1]) of the counter-clockwise side
 BACK_RGB = (0.90, 0.55, 0.20)  # base colour of the other side
+OBSTACLE_RGB = (0.62, 0.62, 0.58)  # base colour of obstacles
+_THIN_RGB = (0.25, 0.25, 0.25)
 _AMBIENT = 0.35
 _EDGE_RGBA = (0.05, 0.08, 0.15, 0.25)
 _DPI = 100
@@ -57,6 +62,22 @@ def trajectory_bounds(positions: np.ndarray) -> np.ndarray:
     if x.shape[0] == 0:
         raise ValueError("no finite position to bound")
     return np.stack([x.min(axis=0), x.max(axis=0)])
+
+
+def scene_bounds(cloth: np.ndarray, obstacles: np.ndarray | None = None) -> np.ndarray:
+    """The box (2, 3) float64 [m] a view shows: the cloth's box (2, 3) [m] joined with the part of
+    the obstacles' box (2, 3) [m] (or None) within half the cloth's largest extent around it, and
+    with the floor z = 0 when it lies at most that far below the cloth."""
+    b = np.array(cloth, dtype=np.float64)
+    reach = 0.5 * max(float((b[1] - b[0]).max()), 1e-3)
+    if obstacles is not None:
+        o = np.asarray(obstacles, dtype=np.float64)
+        lo, hi = np.maximum(o[0], b[0] - reach), np.minimum(o[1], b[1] + reach)
+        if np.all(lo <= hi):
+            b = np.stack([np.minimum(b[0], lo), np.maximum(b[1], hi)])
+    if b[0, 2] - reach <= 0.0 <= b[1, 2]:
+        b[0, 2] = min(b[0, 2], 0.0)
+    return b
 
 
 def _padded_bounds(bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -94,15 +115,18 @@ def _camera_vectors(elev: float, azim: float) -> tuple[np.ndarray, np.ndarray]:
     return eye, light / np.linalg.norm(light)
 
 
-def _face_rgba(corners: np.ndarray, eye: np.ndarray, light: np.ndarray) -> np.ndarray:
-    """Return (m, 4) two-sided Lambert face colours for (m, 4, 3) quad corners."""
+def _face_rgba(corners: np.ndarray, eye: np.ndarray, light: np.ndarray, obstacle: bool = False) -> np.ndarray:
+    """Return (m, 4) two-sided Lambert face colours for (m, 4, 3) quad corners (obstacle: grey)."""
     normal = np.cross(corners[:, 2] - corners[:, 0], corners[:, 3] - corners[:, 1])
     length = np.linalg.norm(normal, axis=1, keepdims=True)
     normal = np.divide(normal, length, out=np.zeros_like(normal), where=length > 0)
     intensity = _AMBIENT + (1.0 - _AMBIENT) * np.abs(normal @ light)
     front = (normal @ eye) >= 0.0
     rgba = np.ones((corners.shape[0], 4))
-    rgba[:, :3] = np.where(front[:, None], FRONT_RGB, BACK_RGB) * intensity[:, None]
+    if obstacle:
+        rgba[:, :3] = np.asarray(OBSTACLE_RGB) * intensity[:, None]
+    else:
+        rgba[:, :3] = np.where(front[:, None], FRONT_RGB, BACK_RGB) * intensity[:, None]
     return rgba
 
 
@@ -124,10 +148,14 @@ class FrameRenderer:
     highlight_nodes : int array or None
         Nodes drawn as red dots on top of the cloth (e.g. grasped nodes).
     extra_draw : callable(ax) or None
-        Called once with the 3D axes to add static artists (obstacles). The cloth has
+        Called once with the 3D axes to add static artists. The cloth and the obstacles have
         zorder 2 and the ground grid 1; artists are drawn in zorder (no depth sorting).
     ground : bool, default True
-        Draw a ground grid at the bottom of the bounds (its spacing is printed).
+        Draw a ground grid (its spacing is printed) at z = 0 when the view reaches it, else at
+        the bottom of the view.
+    obstacles : sequence of obstacles (``model.obstacles + model.thin_obstacles``) or None
+        Drawn at the time of each frame (:class:`~isocloth.viz.obstacle_meshes.ObstacleGeometry`;
+        planes over the view). Pass bounds that include them (:func:`scene_bounds`).
 
     Raises
     ------
@@ -147,6 +175,7 @@ class FrameRenderer:
         highlight_nodes: Sequence[int] | np.ndarray | None = None,
         extra_draw: Callable | None = None,
         ground: bool = True,
+        obstacles: Sequence | None = None,
     ) -> None:
         width, height = (int(s) for s in size)
         if width < 1 or height < 1:
@@ -180,6 +209,16 @@ class FrameRenderer:
             np.zeros((0, 4, 3)), edgecolors=_EDGE_RGBA, linewidths=0.3, zorder=2
         )
         ax.add_collection3d(self._poly)
+        self._obstacles = None
+        self._thin = None
+        if obstacles:
+            from isocloth.viz.obstacle_meshes import ObstacleGeometry
+
+            self._obstacles = ObstacleGeometry(obstacles, np.stack([low, high]))
+            self._thin = Line3DCollection(np.zeros((0, 2, 3)), colors=[_THIN_RGB], linewidths=1.2, zorder=3)
+            ax.add_collection3d(self._thin, autolim=False)
+            self._thin_dots = ax.plot([], [], [], linestyle="none", marker="o", markersize=2,
+                                      color=_THIN_RGB, zorder=3)[0]
         self._dots = ax.plot([], [], [], linestyle="none", marker="o", markersize=5,
                              color="red", markeredgecolor="darkred", zorder=10)[0]
         if extra_draw is not None:
@@ -194,7 +233,7 @@ class FrameRenderer:
         step = _grid_step(float(max(high[0] - low[0], high[1] - low[1])))
         xs = np.arange(np.ceil(low[0] / step), np.floor(high[0] / step) + 1) * step
         ys = np.arange(np.ceil(low[1] / step), np.floor(high[1] / step) + 1) * step
-        z = low[2]
+        z = 0.0 if low[2] <= 0.0 <= high[2] else low[2]  # the floor, when in view
         segs = [((x, low[1], z), (x, high[1], z)) for x in xs]
         segs += [((low[0], y, z), (high[0], y, z)) for y in ys]
         box = [(low[0], low[1]), (high[0], low[1]), (high[0], high[1]), (low[0], high[1])]
@@ -231,8 +270,23 @@ class FrameRenderer:
             raise ValueError(f"positions must have shape (n >= {self._node_bound}, 3); "
                              f"got {x.shape}")
         corners = x[self._faces]
+        colours = _face_rgba(corners, self._eye, self._light)
+        edges = np.broadcast_to(np.asarray(_EDGE_RGBA), colours.shape)
+        if self._obstacles is not None:
+            t = 0.0 if time is None else float(time)
+            tris = self._obstacles.triangles(t)
+            if tris.size:
+                quads = np.concatenate([tris, tris[:, 2:]], axis=1)  # padded like the cloth's triangles
+                corners = np.concatenate([corners, quads])
+                shade = _face_rgba(quads, self._eye, self._light, obstacle=True)
+                colours = np.concatenate([colours, shade])
+                edges = np.concatenate([edges, shade])  # no seams between the pieces of a face
+            segs, pts = self._obstacles.segments(t)
+            self._thin.set_segments(segs)
+            self._thin_dots.set_data_3d(pts[:, 0], pts[:, 1], pts[:, 2])
         self._poly.set_verts(corners)
-        self._poly.set_facecolor(_face_rgba(corners, self._eye, self._light))
+        self._poly.set_facecolor(colours)
+        self._poly.set_edgecolor(edges)
         h = x[self._highlight]
         self._dots.set_data_3d(h[:, 0], h[:, 1], h[:, 2])
         self._time_text.set_text("" if time is None else f"t = {time:.2f} s")
@@ -259,6 +313,7 @@ def render_frame(
     azim: float = -60.0,
     highlight_nodes: Sequence[int] | np.ndarray | None = None,
     extra_draw: Callable | None = None,
+    obstacles: Sequence | None = None,
 ) -> np.ndarray:
     """Return an offscreen rendering of one cloth configuration.
 
@@ -269,12 +324,13 @@ def render_frame(
     triangles, quads : (t, 3), (q, 4) int arrays or None
         Faces (0-based node indices).
     bounds : (2, 3) float array or None
-        Box [m] the view covers; default: the bounding box of ``positions``.
+        Box [m] the view covers; default: :func:`scene_bounds` of ``positions`` and the obstacles.
     title, time : str or None, float or None
-        Text centred at the top; time [s] shown as ``t = 1.23 s``.
-    size, elev, azim, highlight_nodes, extra_draw
+        Text centred at the top; time [s] shown as ``t = 1.23 s`` (obstacles drawn at that time,
+        else at 0).
+    size, elev, azim, highlight_nodes, extra_draw, obstacles
         As for :class:`FrameRenderer` (image (width, height) [pixels], camera angles
-        [degrees], nodes drawn as red dots, callable(ax) adding artists).
+        [degrees], nodes drawn as red dots, callable(ax) adding artists, obstacles drawn).
 
     Returns
     -------
@@ -287,10 +343,20 @@ def render_frame(
         On malformed positions, bounds or indices.
     """
     if bounds is None:
-        bounds = trajectory_bounds(positions)
+        bounds = _view_bounds(trajectory_bounds(positions), obstacles, 0.0 if time is None else time)
     renderer = FrameRenderer(triangles, quads, bounds, size=size, elev=elev, azim=azim,
-                             highlight_nodes=highlight_nodes, extra_draw=extra_draw)
+                             highlight_nodes=highlight_nodes, extra_draw=extra_draw, obstacles=obstacles)
     return renderer.render(positions, time=time, title=title)
+
+
+def _view_bounds(cloth: np.ndarray, obstacles: Sequence | None, t: float) -> np.ndarray:
+    """:func:`scene_bounds` of the cloth's box and of the obstacles at time t."""
+    box = None
+    if obstacles:
+        from isocloth.viz.obstacle_meshes import ObstacleGeometry
+
+        box = ObstacleGeometry(obstacles, cloth).bounds(t)
+    return scene_bounds(cloth, box)
 
 
 def render_png(
@@ -399,6 +465,7 @@ def render_video(
     elev: float = 20.0,
     azim: float = -60.0,
     extra_draw: Callable | None = None,
+    obstacles: Sequence | None = None,
 ) -> Path:
     """Render a trajectory to an MP4 or GIF video, picked by the suffix of ``path``.
 
@@ -419,8 +486,9 @@ def render_video(
         Write at most this many video frames (the start of the motion).
     progress : callable(i, total) or None
         Called after each rendered frame with i = 1 ... total.
-    size, highlight_nodes, elev, azim, extra_draw
-        As for :class:`FrameRenderer`.
+    size, highlight_nodes, elev, azim, extra_draw, obstacles
+        As for :class:`FrameRenderer`; the view covers :func:`scene_bounds` of the trajectory
+        and of the obstacles at its first time.
 
     Returns
     -------
@@ -442,9 +510,9 @@ def render_video(
     width, height = (int(s) for s in size)
     if suffix == ".mp4":
         width, height = width + width % 2, height + height % 2
-    renderer = FrameRenderer(traj.triangles, traj.quads, trajectory_bounds(traj.positions),
-                             size=(width, height), elev=elev, azim=azim,
-                             highlight_nodes=highlight_nodes, extra_draw=extra_draw)
+    bounds = _view_bounds(trajectory_bounds(traj.positions), obstacles, float(traj.times[0]) if len(traj.times) else 0.0)
+    renderer = FrameRenderer(traj.triangles, traj.quads, bounds, size=(width, height), elev=elev, azim=azim,
+                             highlight_nodes=highlight_nodes, extra_draw=extra_draw, obstacles=obstacles)
 
     def frames():
         for k, i in enumerate(indices):
