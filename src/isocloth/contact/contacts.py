@@ -121,8 +121,19 @@ def _near(obs, p: np.ndarray, t: float, margin: float) -> tuple[np.ndarray, np.n
     return near, H[near], g / np.maximum(np.linalg.norm(g, axis=1, keepdims=True), 1e-300)
 
 
-def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=None) -> Contacts:
-    """Rows for every (node, obstacle) pair with H < margin.
+PASSAGE_DEPTH = 1e-4
+"""Depth [m] below which a path through an obstacle is a grazing one, not a passage
+(:meth:`~isocloth.contact.obstacles.base.Obstacle.swept_passage`; the contact solver's default ε1)."""
+
+
+def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=None,
+                    x_prev: np.ndarray | None = None, t_prev: float | None = None) -> Contacts:
+    """Rows for every (node, obstacle) pair with H < margin, and, with ``x_prev``, for every node
+    whose path from x_prev (at t_prev) to x passed through the obstacle (continuous collision
+    detection, :meth:`~isocloth.contact.obstacles.base.Obstacle.swept_passage`): its row is the
+    tangent plane at the entry point, ν·(p − p_entry) ≥ 0 with the entry normal ν, which pushes it
+    back to the side it came from (the closest point would push it out of the far side of a thin
+    obstacle, or miss it once past it).
 
     Parameters
     ----------
@@ -131,6 +142,8 @@ def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=
     t : float [s], obstacle time
     margin : float [m], detection distance (≥ 0)
     nodes : optional (k,) int64, restrict to these nodes (free nodes)
+    x_prev : (n, 3) float64 [m], optional, positions at the start of the step
+    t_prev : float [s], their time (required with ``x_prev``)
 
     Returns
     -------
@@ -140,6 +153,16 @@ def detect_contacts(obstacles, x: np.ndarray, t: float, margin: float, *, nodes=
     parts = []
     for o, obs in enumerate(obstacles):
         near, Hn, g = _near(obs, x[idx], t, margin)
+        if x_prev is not None and hasattr(obs, "swept_passage"):
+            through, entry, nu = obs.swept_passage(x_prev[idx], t_prev, x[idx], t, PASSAGE_DEPTH)
+            if through.any():
+                keep = ~through[near]
+                extra = np.flatnonzero(through)
+                near = np.concatenate([near[keep], extra])
+                Hn = np.concatenate([Hn[keep], np.einsum("kd,kd->k", nu[extra], x[idx[extra]] - entry[extra])])
+                g = np.concatenate([g[keep], nu[extra]])
+                order = np.argsort(near, kind="stable")
+                near, Hn, g = near[order], Hn[order], g[order]
         if near.size == 0:
             continue
         nid = idx[near]

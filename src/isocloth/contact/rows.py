@@ -218,7 +218,7 @@ def stretch_rows_of(rows: ContactRows) -> tuple[np.ndarray, np.ndarray]:
 
 def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: CollisionRows | None = None,
                     faces: np.ndarray | None = None, collision_jacobian: sp.csr_matrix | None = None,
-                    held: np.ndarray | None = None):
+                    held: np.ndarray | None = None, x_prev: np.ndarray | None = None, t_prev: float | None = None):
     """The inequality rows of a contact QP at the iterate x (thesis §3.4, Algorithm 2): node–obstacle
     contacts within ``margin`` (thesis §3.2), then the collision rows of the observation set
     (seed 000 eq. 5), when ``faces`` is given the face-midpoint contacts (thesis Remark 3.2.1), and
@@ -236,6 +236,9 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     collision_jacobian : (s, 3n) csr of ``collisions`` from an earlier call with the same set, reused
         (the midpoint and stretch-limit rows change at every iterate; their Jacobian is rebuilt)
     held : (h,) int64, stretch limits left out (see above)
+    x_prev, t_prev : (n, 3) float64 [m] and float [s], optional: the positions at the start of the
+        step, for the continuous detection of nodes that passed through an obstacle
+        (:func:`~isocloth.contact.contacts.detect_contacts`)
 
     Returns
     -------
@@ -243,7 +246,8 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     """
     n = x.shape[0]
     free_mask = model.inverse_masses > 0
-    contacts = detect_contacts(model.obstacles, x, t, margin, nodes=np.flatnonzero(free_mask))
+    contacts = detect_contacts(model.obstacles, x, t, margin, nodes=np.flatnonzero(free_mask), x_prev=x_prev,
+                               t_prev=t_prev)
     observed = collisions if collisions is not None and collisions.count else None
     per_iterate = []  # rows rebuilt at every iterate (their Jacobian is too)
     if faces is not None:

@@ -319,7 +319,7 @@ class ContactProjection:
                 if found:
                     A_coll = None
             R, A_I, A_coll = inequality_rows(model, x, t, self.margin, collisions.rows if collisions is not None
-                                             else None, faces, A_coll, held)
+                                             else None, faces, A_coll, held, x_prev=x_prev, t_prev=t - dt)
             stats.detection_time += time.perf_counter() - tic
             w_q, A_E_q, A_I_q = self._with_slack(w3, A_E, A_I, nA, model.held_compliance(held, dt)
                                                  if held.size else None)

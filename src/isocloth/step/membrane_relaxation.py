@@ -166,7 +166,7 @@ class MembraneRelaxation:
             C, J = cons.value_and_jacobian(xk)
             c, A_E = C[rows], J[rows]
             R, A_I, _ = inequality_rows(model, xk, t, self.margin, observed.rows if det is not None else collisions,
-                                        faces)
+                                        faces, x_prev=x_prev, t_prev=t - dt)
             if k == 0 and keys_W.size:
                 # friction holds the nodes of the projection's working-set node–obstacle rows with μ > 0:
                 # the sweeps do not move them (tangential equality rows instead were met only
