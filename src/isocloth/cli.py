@@ -81,6 +81,53 @@ def info(mesh: Path = typer.Argument(..., help="mesh file (OBJ incl. Garment Lib
         raise typer.Exit(1)
 
 
+class _Progress:
+    """tqdm bars on stderr, only on a terminal: ``bar(done, total)`` for one stage, or
+    ``bar.stage(name)(done, total)`` for a new bar per stage."""
+
+    def __init__(self, desc: str, enabled: bool = True) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.desc = desc
+        self.bar = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self.bar is None:
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=self.desc, leave=False, file=sys.stderr)
+        self.bar.total = total
+        self.bar.update(done - self.bar.n)
+
+    def stage(self, name: str):
+        if name != self.desc:
+            self.close()
+            self.desc = name
+        return self
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _warn_line(line: str) -> None:
+    """One warning line on stderr, above a running progress bar."""
+    from tqdm import tqdm
+
+    tqdm.write(f"  warning: {line}", file=sys.stderr)
+
+
+def _compiling_notice() -> None:
+    """Say so when the numerical kernels have not been compiled yet (numba caches them on disk)."""
+    import isocloth
+
+    root = Path(isocloth.__file__).parent
+    if not any(root.rglob("*.nbi")):
+        typer.echo("compiling the numerical kernels (first run only; about a minute) ...", err=True)
+
+
 @app.command()
 def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or TOML file"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="run folder (default runs/<scene>)"),
@@ -95,16 +142,18 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     from isocloth.step.stepper import SimulationDiverged
 
     folder = resume
+    _compiling_notice()
     try:
         if resume is not None:
-            summary = resume_run(resume, progress=progress, render=None if video else False, overrides=set_)
+            summary = resume_run(resume, progress=progress, render=None if video else False, overrides=set_,
+                                 on_warning=_warn_line)
         else:
             sc = load_scene(scene, set_)
             folder = out or Path("runs") / sc.config.name
             typer.echo(f"running {sc.config.name}: {sc.model.node_count} nodes, {sc.model.constraint_count} "
                        f"constraints, dt = {sc.dt} s, {sc.duration} s -> {folder}", err=True)
             summary = run_scene(sc, folder, progress=progress and sys.stderr.isatty(),
-                                render=None if video else False)
+                                render=None if video else False, on_warning=_warn_line)
     except (SceneError, MeshError, FileNotFoundError) as exc:
         _fail(str(exc))
     except SimulationDiverged as exc:
@@ -129,6 +178,9 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     typer.echo(f"  results in {summary.folder}" + (f", video {summary.video}" if summary.video else ""))
     if summary.extra.get("video_error"):
         typer.echo(f"  warning: {summary.extra['video_error']}")
+    warned = summary.extra.get("step_warnings") or {}
+    if warned:
+        typer.echo("  steps with warnings: " + ", ".join(f"{n} {kind}" for kind, n in sorted(warned.items())))
     for hint in summary.extra.get("hints", []):
         typer.echo(f"  hint: {hint}")
     if summary.interrupted:
@@ -149,16 +201,23 @@ def render(run_folder: Path = typer.Argument(..., help="a run folder written by 
     if export is not None:
         from isocloth.io.export import export_frames
 
+        bar = _Progress("exporting frames")
         try:
             paths = export_frames(load_trajectory(run_folder), out or run_folder / f"frames_{export}", fmt=export,
-                                  every=every)
+                                  every=every, progress=bar)
         except ValueError as exc:
             _fail(str(exc))
+        finally:
+            bar.close()
         typer.echo(f"wrote {len(paths)} {export.upper()} files to {paths[0].parent if paths else out}")
         return
     from isocloth.runner import render_run
 
-    path = render_run(run_folder, out)
+    bar = _Progress("rendering frames")
+    try:
+        path = render_run(run_folder, out, progress=bar)
+    finally:
+        bar.close()
     typer.echo(f"wrote {path}")
 
 
@@ -182,10 +241,14 @@ def check(run_folder: Path = typer.Argument(..., help="a run folder written by '
 
     if not (run_folder / "trajectory.npz").exists():
         _fail(f"{run_folder} has no trajectory.npz: is it a run folder?")
+    _compiling_notice()
+    bar = _Progress("checking frames")
     try:
-        report = check_trajectory(load_trajectory(run_folder), every=every)
+        report = check_trajectory(load_trajectory(run_folder), every=every, progress=bar)
     except (OSError, ValueError) as exc:
         _fail(str(exc))
+    finally:
+        bar.close()
     nt = report.face_count
     for f, t, pairs in zip(report.frames, report.times, report.pairs):
         if len(pairs):
@@ -362,9 +425,10 @@ def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d
                    f"{[replay.grid.names[i] for i in replay.grasp_markers]} ({replay.grasp_mode})", err=True)
         ev = make_evaluator(problem, workers=workers, address=address)
 
+        bar = _Progress("fit", enabled=progress)
+
         def report(stage, done, total):
-            if progress and sys.stderr.isatty():
-                typer.echo(f"\r  {stage}: {done}/{total}   ", err=True, nl=False)
+            bar.stage(stage)(done, total)
 
         try:
             result = run_fit(problem, parameters=names, grid=grid, maxfev=maxfev, sensitivity=sensitivity,
@@ -372,6 +436,7 @@ def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d
                              cache_path=folder / "evaluations.csv", progress=report)
         finally:
             ev.close()
+            bar.close()
         best = replay.run(result.parameters, kind=model, keep_positions=video)
         settings = {"scene": scene, "overrides": list(set_), "model": model, "grid": grid, "maxfev": maxfev,
                     "sensitivity": sensitivity, "workers": getattr(ev, "workers", 1), "address": address,
@@ -379,8 +444,6 @@ def fit(recording: Path = typer.Argument(..., help="recording: Motive .csv, .c3d
         paths = write_fit_report(folder, result, best, replay, settings=settings, video=video)
     except _validation_errors() as exc:
         _fail(str(exc))
-    if progress and sys.stderr.isatty():
-        typer.echo("", err=True)
     p = ", ".join(f"{k} = {v:.5g}" for k, v in result.parameters.items())
     m = result.metrics
     typer.echo(f"fitted {p}")
@@ -424,8 +487,13 @@ def compare(recording: Path = typer.Argument(..., help="recording file"),
         rec = _load_recording(recording, units, up_axis, None, window)
         opts = _replay_options(marker_grid, None, None, grasp_mode, grasp_filter, error_window)
         kinds = [k.strip() for k in models.split(",") if k.strip()]
-        comp = compare_models(rec, scene, tuple(set_), opts, kinds, grid=grid, maxfev=maxfev, workers=workers,
-                              address=address, fixed=_parse_fixed(fix))
+        bar = _Progress("compare")
+        try:
+            comp = compare_models(rec, scene, tuple(set_), opts, kinds, grid=grid, maxfev=maxfev, workers=workers,
+                                  address=address, fixed=_parse_fixed(fix),
+                                  progress=lambda model, stage, done, total: bar.stage(f"{model}: {stage}")(done, total))
+        finally:
+            bar.close()
         folder = out or Path("runs") / f"compare-{recording.stem}"
         from isocloth.validation.fitting import FitProblem
 

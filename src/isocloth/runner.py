@@ -194,7 +194,7 @@ RUN_FILES = ("trajectory.npz", "trajectory.part-*.npz", "metadata.json", "checkp
 
 
 def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, render: bool | None = None,
-              _state: State | None = None, _frames=None, _diag_rows=None) -> RunSummary:
+              on_warning=None, _state: State | None = None, _frames=None, _diag_rows=None) -> RunSummary:
     """Simulate a scene for its duration and write the run folder.
 
     Parameters
@@ -203,10 +203,13 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     folder : output directory (created)
     progress : show a tqdm progress bar on stderr
     render : write the video (default: the scene's ``output.video`` setting)
+    on_warning : callable(str), optional: receives one line per saved frame whose steps warned
+        (counts by kind, :class:`WarningCounts`)
 
     Returns
     -------
-    RunSummary (also written to ``summary.json``). On KeyboardInterrupt or SIGTERM the partial
+    RunSummary (also written to ``summary.json``; ``extra["start"]``: :func:`start_report` of a new
+    run, ``extra["step_warnings"]``: steps that warned, by kind). On KeyboardInterrupt or SIGTERM the partial
     results and a checkpoint are written and the summary has ``interrupted=True``.
 
     Raises
@@ -216,12 +219,87 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
         checkpoint of that step and ``summary.json`` (``stopped`` = "diverged: ...") are written.
     """
     with _sigterm_as_interrupt():
-        return _run_scene(scene, folder, progress=progress, render=render, _state=_state, _frames=_frames,
-                          _diag_rows=_diag_rows)
+        return _run_scene(scene, folder, progress=progress, render=render, on_warning=on_warning, _state=_state,
+                          _frames=_frames, _diag_rows=_diag_rows)
 
 
-def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool | None, _state: State | None,
-               _frames, _diag_rows) -> RunSummary:
+WARNING_KINDS = (("split into", "split into substeps"), ("projection", "unconverged"),
+                 ("membrane relaxation rejected", "relaxation rejected"),
+                 ("mean element area error jumped", "area error jump"))
+"""(prefix of a ``StepInfo.warnings`` entry, its kind in the counts)."""
+
+
+class WarningCounts:
+    """Steps with warnings, by kind (``WARNING_KINDS``, else "other"), since the last report and in
+    total; :meth:`report` sends one line for the steps since the last one to ``sink`` (callable(str))."""
+
+    def __init__(self, sink=None) -> None:
+        from collections import Counter
+
+        self.sink = sink
+        self.total: Counter = Counter()
+        self.pending: Counter = Counter()
+        self.steps = 0
+
+    def add(self, warnings: list[str]) -> None:
+        kinds = {next((kind for prefix, kind in WARNING_KINDS if w.startswith(prefix)), "other") for w in warnings}
+        for kind in kinds:
+            self.total[kind] += 1
+            self.pending[kind] += 1
+        self.steps += bool(kinds)
+
+    def report(self, t: float) -> None:
+        if self.steps and self.sink is not None:
+            counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.pending.items()))
+            self.sink(f"t = {t:.3f} s: {self.steps} step{'s' * (self.steps > 1)} with warnings ({counts}); "
+                      "see diagnostics.csv")
+        self.pending.clear()
+        self.steps = 0
+
+
+START_AREA_MISMATCH = 0.05
+"""Relative difference of the initial and rest areas above which :func:`start_report` warns."""
+
+
+def start_report(scene: Scene) -> dict:
+    """Checks of the initial state, for ``summary.json`` and the console.
+
+    Returns a dict: ``rest_area``, ``area`` [m²] and ``area_mismatch`` (relative) of the cloth at
+    rest and at t = 0 with the scene's ``rest`` source; ``grasp_offset`` [m], the largest distance
+    of a grasped node from its target at t = 0; ``closest_obstacle`` [m], the smallest signed
+    distance of a node to an obstacle (the scene refuses starts deeper than 1 mm inside);
+    ``intersecting_faces``, pairs of faces crossing at t = 0; ``warnings``, one sentence per finding
+    that deserves attention (area mismatch above ``START_AREA_MISMATCH``, a grasp offset above 1 cm,
+    intersecting faces)."""
+    from isocloth.contact.intersection import face_intersections
+    from isocloth.mesh.topology import element_areas, rest_element_areas
+
+    model, x = scene.model, scene.initial_state.x
+    mesh = model.mesh
+    rest, now = float(rest_element_areas(mesh).sum()), float(element_areas(mesh, x).sum())
+    out: dict = {"rest_area": rest, "area": now, "area_mismatch": abs(now - rest) / rest if rest > 0 else 0.0}
+    g = model.grasp_nodes
+    out["grasp_offset"] = float(np.linalg.norm(x[g] - model.control(0.0).grasp_targets, axis=1).max()) if g.size else 0.0
+    dist = [float(obs.signed_distance(x, 0.0).min()) for obs in model.obstacles]
+    out["closest_obstacle"] = min(dist) if dist else None
+    out["intersecting_faces"] = int(len(face_intersections(x, mesh.triangles, mesh.quads)))
+    notes = []
+    if out["area_mismatch"] > START_AREA_MISMATCH:
+        source = getattr(getattr(scene.config.cloth, "mesh", None), "rest", None)
+        notes.append(f"the cloth's area at t = 0 ({now:.4g} m²) differs from its rest area ({rest:.4g} m²) by "
+                     f"{100 * out['area_mismatch']:.0f} %" + (f" (rest = {source!r}; another rest source, "
+                                                              "'geometry' or 'vt', may fit)" if source else ""))
+    if out["grasp_offset"] > 0.01:
+        notes.append(f"a grasped node starts {out['grasp_offset']:.3g} m from its target: the first step pulls it there")
+    if out["intersecting_faces"]:
+        notes.append(f"{out['intersecting_faces']} pairs of faces intersect at t = 0 (isocloth info lists them); "
+                     "self-collisions cannot separate them")
+    out["warnings"] = notes
+    return out
+
+
+def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool | None, on_warning,
+               _state: State | None, _frames, _diag_rows) -> RunSummary:
     """The body of :func:`run_scene` (SIGTERM already turned into KeyboardInterrupt)."""
     from tqdm import tqdm
 
@@ -257,6 +335,11 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         state.save(folder / "checkpoint.npz")
 
     summary = RunSummary(folder=folder)
+    if _state is None:
+        summary.extra["start"] = start_report(scene)
+        for note in summary.extra["start"]["warnings"] if on_warning is not None else []:
+            on_warning(f"at the start: {note}")
+    warned = WarningCounts(on_warning)
     wall = 0.0
     steps_here = 0
     bar = tqdm(total=total_steps, initial=state.step_index, disable=not progress, unit="step",
@@ -271,9 +354,11 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
             wall += time.perf_counter() - t0
             steps_here += 1
             diag_rows.append(info.as_row())
+            warned.add(info.warnings)
             if state.step_index % save_every == 0 or state.step_index == total_steps:
                 writer.append(state.t, state.x, state.v)
                 saved = state.step_index
+                warned.report(state.t)
             if state.step_index % ckpt_every == 0 or time.perf_counter() - last_checkpoint > out.checkpoint_wall:
                 checkpoint()
                 last_checkpoint = time.perf_counter()
@@ -294,6 +379,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         checkpoint()
     finally:
         bar.close()
+    warned.report(state.t)
+    summary.extra["step_warnings"] = dict(warned.total)
 
     res = np.array([r["residual"] for r in diag_rows]) if diag_rows else np.zeros(1)
     summary.steps = state.step_index
@@ -410,11 +497,11 @@ RESUMABLE_KEYS = ("simulation.duration",)
 
 
 def resume_run(folder: str | Path, *, progress: bool = False, render: bool | None = None,
-               overrides: list[str] | None = None) -> RunSummary:
+               overrides: list[str] | None = None, on_warning=None) -> RunSummary:
     """Continue an interrupted run from its checkpoint; the result is bit-identical to an
     uninterrupted run of the same scene. ``overrides`` (``key=value`` as for ``isocloth run
     --set``) may change the keys of ``RESUMABLE_KEYS`` only: ``simulation.duration=8`` extends a run
-    (also a complete one).
+    (also a complete one). ``progress``, ``render``, ``on_warning``: as for :func:`run_scene`.
 
     Raises
     ------
@@ -453,4 +540,5 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
     vel = traj.velocities if traj.velocities is not None else np.zeros_like(traj.positions)
     frames = [(traj.times[i], traj.positions[i], vel[i]) for i in np.flatnonzero(keep)]
     rows = _read_diag(folder / "diagnostics.csv")[: state.step_index]
-    return run_scene(scene, folder, progress=progress, render=render, _state=state, _frames=frames, _diag_rows=rows)
+    return run_scene(scene, folder, progress=progress, render=render, on_warning=on_warning, _state=state,
+                     _frames=frames, _diag_rows=rows)

@@ -116,8 +116,10 @@ def test_check_trajectory_and_cli(tmp_path):
     folder = _run_folder(tmp_path, [lambda m: m.vertices, lambda m: _folded(m, False), lambda m: _folded(m, True)])
     from isocloth.io.trajectory import load_trajectory
 
-    rep = check_trajectory(load_trajectory(folder))
+    calls = []
+    rep = check_trajectory(load_trajectory(folder), progress=lambda done, total: calls.append((done, total)))
     assert list(rep.counts[:2]) == [0, 0] and rep.counts[2] > 0 and not rep.ok
+    assert calls == [(1, 3), (2, 3), (3, 3)]
     runner = CliRunner()
     r = runner.invoke(app, ["check", str(folder), "--json", str(tmp_path / "rep.json")])
     assert r.exit_code == 1, r.output

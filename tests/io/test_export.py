@@ -40,8 +40,10 @@ def test_export_round_trip_is_bit_identical(tmp_path, fmt):
 
 def test_every_picks_frames_by_index(tmp_path):
     traj = mixed_sheet_trajectory(frames=5)
-    paths = export_frames(traj, tmp_path, fmt="ply", every=2)
+    calls = []
+    paths = export_frames(traj, tmp_path, fmt="ply", every=2, progress=lambda done, total: calls.append((done, total)))
     assert [p.name for p in paths] == ["frame_00000.ply", "frame_00002.ply", "frame_00004.ply"]
+    assert calls == [(1, 3), (2, 3), (3, 3)]
     assert np.array_equal(read_frame(paths[2])[0], traj.positions[4])
 
 

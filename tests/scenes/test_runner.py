@@ -220,3 +220,35 @@ def test_resume_extends_a_complete_run_bit_identically(tmp_path):
     a, b = load_trajectory(full), load_trajectory(short)
     assert np.array_equal(a.times, b.times) and np.array_equal(a.positions, b.positions)
     assert b.metadata["complete"] is True and b.metadata["scene"]["simulation"]["duration"] == 0.6
+
+
+def test_start_report_names_what_deserves_attention():
+    from isocloth.runner import start_report
+
+    sc = load_scene("hang-a2", SHORT)
+    clean = start_report(sc)
+    assert clean["warnings"] == [] and clean["area_mismatch"] < 1e-12 and clean["intersecting_faces"] == 0
+    sc.initial_state.x = sc.initial_state.x * 1.1  # stretched: 21 % more area than at rest
+    report = start_report(sc)
+    assert report["area_mismatch"] == pytest.approx(0.21, rel=1e-6)
+    assert report["grasp_offset"] > 0.01
+    assert any("rest area" in w for w in report["warnings"]) and any("grasped node" in w for w in report["warnings"])
+
+
+def test_step_warnings_reach_the_console_per_frame_and_the_summary(tmp_path):
+    from isocloth.runner import WarningCounts
+
+    counts = WarningCounts()
+    counts.add(["projection max_iterations at residual 0.01", "split into 2 substeps after: x"])
+    counts.add([])
+    counts.add(["something new"])
+    assert dict(counts.total) == {"unconverged": 1, "split into substeps": 1, "other": 1} and counts.steps == 2
+    lines = []
+    sc = load_scene("hang-a2", SHORT + ["simulation.max_iterations=1", "simulation.tolerance=1e-9"])
+    summary = run_scene(sc, tmp_path / "run", on_warning=lines.append)
+    assert summary.unconverged_steps > 0
+    assert summary.extra["step_warnings"].get("unconverged", 0) >= summary.unconverged_steps
+    assert lines and all(line.startswith("t = ") and "with warnings" in line for line in lines)
+    assert len(lines) <= 16  # at most one line per saved frame
+    saved = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert saved["step_warnings"] == summary.extra["step_warnings"] and saved["start"]["warnings"] == []

@@ -167,8 +167,9 @@ class IntersectionReport:
                 "intersections": bad}
 
 
-def check_trajectory(traj, every: int = 1, *, vertex_adjacent: bool = True) -> IntersectionReport:
-    """Check every ``every``-th frame of a :class:`~isocloth.io.trajectory.Trajectory`.
+def check_trajectory(traj, every: int = 1, *, vertex_adjacent: bool = True, progress=None) -> IntersectionReport:
+    """Check every ``every``-th frame of a :class:`~isocloth.io.trajectory.Trajectory`;
+    ``progress`` (callable(done, total) or None) is called after each frame.
 
     Raises
     ------
@@ -178,7 +179,10 @@ def check_trajectory(traj, every: int = 1, *, vertex_adjacent: bool = True) -> I
     if int(every) < 1:
         raise ValueError(f"every must be >= 1, got {every}")
     frames = np.arange(0, traj.positions.shape[0], int(every), dtype=np.int64)
-    pairs = [face_intersections(traj.positions[f], traj.triangles, traj.quads, vertex_adjacent=vertex_adjacent)
-             for f in frames]
+    pairs = []
+    for k, f in enumerate(frames):
+        pairs.append(face_intersections(traj.positions[f], traj.triangles, traj.quads, vertex_adjacent=vertex_adjacent))
+        if progress is not None:
+            progress(k + 1, frames.size)
     return IntersectionReport(frames=frames, times=np.asarray(traj.times)[frames], pairs=pairs,
                               face_count=int(traj.triangles.shape[0] + traj.quads.shape[0]))

@@ -105,7 +105,7 @@ def frame_ply_bytes(
 
 
 def export_frames(
-    traj: Trajectory, folder: str | os.PathLike, fmt: str = "obj", every: int = 1
+    traj: Trajectory, folder: str | os.PathLike, fmt: str = "obj", every: int = 1, progress=None
 ) -> list[Path]:
     """Write one mesh file per exported frame: ``frame_00000.obj``, ``frame_00001.obj``...
 
@@ -119,6 +119,8 @@ def export_frames(
         File format (see module docstring); both keep float64 positions exactly.
     every : int, default 1
         Export frames 0, every, 2*every, ...; files are named by the frame index.
+    progress : callable(done, total) or None
+        Called after each written file.
 
     Returns
     -------
@@ -150,6 +152,8 @@ def export_frames(
             data = frame_ply_bytes(x, traj.triangles, traj.quads)
         atomic_write_bytes(path, data)
         written.append(path)
+        if progress is not None:
+            progress(len(written), -(-traj.frame_count // int(every)))
     return written
 
 
