@@ -1,0 +1,73 @@
+"""The four baseline representations of thesis §7.4.3, against which the dGLI cloth coordinates
+are compared: pairwise minimal distances of the same boundary segments ("Edges"), pairwise corner
+distances ("Corners"), and discrete Fréchet and Hausdorff distances between boundary curves after
+centring and a rigid alignment (Kabsch, ``scipy.spatial.transform.Rotation.align_vectors``)."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial.distance import directed_hausdorff, pdist
+from scipy.spatial.transform import Rotation
+
+__all__ = ["aligned", "boundary_frechet", "boundary_hausdorff", "corner_distances", "edge_distances",
+           "segment_distance"]
+
+
+def segment_distance(P0, P1, Q0, Q1) -> np.ndarray:
+    """Smallest distance (k,) float64 [m] between segments P0P1 and Q0Q1 ((k, 3) or (3,) each):
+    the clamped closest parameters of the two lines (Ericson, *Real-Time Collision Detection*,
+    §5.1.9), then each parameter re-clamped against the other's."""
+    P0, P1, Q0, Q1 = (np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in (P0, P1, Q0, Q1))
+    d1, d2, r = P1 - P0, Q1 - Q0, P0 - Q0
+    a, e = np.einsum("kd,kd->k", d1, d1), np.einsum("kd,kd->k", d2, d2)
+    b, c, f = np.einsum("kd,kd->k", d1, d2), np.einsum("kd,kd->k", d1, r), np.einsum("kd,kd->k", d2, r)
+    denom = a * e - b * b
+    safe = np.where(denom > 1e-300, denom, 1.0)
+    s = np.where(denom > 1e-12 * np.maximum(a * e, 1e-300), np.clip((b * f - c * e) / safe, 0.0, 1.0), 0.0)
+    t = np.divide(b * s + f, e, out=np.zeros_like(s), where=e > 0)
+    t_c = np.clip(t, 0.0, 1.0)
+    s = np.where(t != t_c, np.clip(np.divide(b * t_c - c, a, out=np.zeros_like(s), where=a > 0), 0.0, 1.0), s)
+    return np.linalg.norm(P0 + s[:, None] * d1 - Q0 - t_c[:, None] * d2, axis=1)
+
+
+def edge_distances(x, segments) -> np.ndarray:
+    """"Edges": the minimal distances (m(m − 1)/2,) [m] between every pair i < j of the segments
+    (m, 2) node pairs, in the order of the dGLI cloth coordinates."""
+    x, seg = np.asarray(x, dtype=np.float64), np.asarray(segments, dtype=np.int64)
+    i, j = np.triu_indices(seg.shape[0], k=1)
+    return segment_distance(x[seg[i, 0]], x[seg[i, 1]], x[seg[j, 0]], x[seg[j, 1]])
+
+
+def corner_distances(x, corners) -> np.ndarray:
+    """"Corners": the 6 pairwise distances [m] of the 4 corner nodes (scipy ``pdist`` order)."""
+    return pdist(np.asarray(x, dtype=np.float64)[np.asarray(corners, dtype=np.int64)])
+
+
+def aligned(P, Q) -> tuple[np.ndarray, np.ndarray]:
+    """P and Q (k, 3) centred, Q rotated onto P (least squares over corresponding points)."""
+    P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
+    P, Q = P - P.mean(axis=0), Q - Q.mean(axis=0)
+    rot, _ = Rotation.align_vectors(P, Q)
+    return P, rot.apply(Q)
+
+
+def boundary_frechet(P, Q) -> float:
+    """Discrete Fréchet distance [m] between boundary curves P (p, 3) and Q (q, 3) after
+    :func:`aligned` (needs p = q), by the dynamic programme of Eiter & Mannila (1994)."""
+    P, Q = aligned(P, Q)
+    d = np.linalg.norm(P[:, None] - Q[None], axis=2)
+    c = np.empty_like(d)
+    c[0, 0] = d[0, 0]
+    c[1:, 0] = np.maximum.accumulate(d[1:, 0].clip(min=d[0, 0]))
+    c[0, 1:] = np.maximum.accumulate(d[0, 1:].clip(min=d[0, 0]))
+    for i in range(1, d.shape[0]):
+        for j in range(1, d.shape[1]):
+            c[i, j] = max(min(c[i - 1, j], c[i - 1, j - 1], c[i, j - 1]), d[i, j])
+    return float(c[-1, -1])
+
+
+def boundary_hausdorff(P, Q) -> float:
+    """Discrete Hausdorff distance [m] between boundary curves P and Q (k, 3) after :func:`aligned`
+    (scipy ``directed_hausdorff`` both ways)."""
+    P, Q = aligned(P, Q)
+    return float(max(directed_hausdorff(P, Q)[0], directed_hausdorff(Q, P)[0]))

@@ -1,0 +1,283 @@
+"""The Gauss linking integral (GLI) of segments, its directional derivative (dGLI) and the dGLI
+cloth coordinates (Coltraro et al., thesis §7.2–7.3).
+
+GLI of two curves (eq. 7.1): (1/4π) ∫∫ (γ2 − γ1)·[γ2′ × γ1′] / ‖γ2 − γ1‖³. For two segments AB and CD
+(eq. 7.3, Klenin & Langowski 2000) it is the signed solid angle
+
+    𝒢(A, B, C, D) = sign(𝒱) [arcsin(n_A·n_D) + arcsin(n_D·n_B) + arcsin(n_B·n_C) + arcsin(n_C·n_A)] / 4π,
+
+n_A = AC × AD, n_B = BD × BC, n_C = BC × AC, n_D = AD × BD (normalised), with the sign of the triple
+product 𝒱 = AC·[CD × AB] (eq. 7.4; the thesis' eq. 7.3 omits this sign factor of Klenin & Langowski,
+without which dGLI could not change sign). Equivalently (eq. 7.5) 𝒢 = 𝒱·ℐ with
+ℐ = (1/4π) ∫₀¹∫₀¹ ds dt / ‖C + t CD − A − s AB‖³.
+
+dGLI of two segments (Definition 14, eq. 7.7): the derivative of 𝒢 when B and D move along e3 = +z,
+the one-sided difference [𝒢(A, B + εe3, C, D + εe3) − 𝒢(A, B, C, D)] / ε with ε = 1e-8 (Remark
+7.3.2). It is evaluated on the form 𝒱·ℐ, whose 𝒱 is a polynomial in ε and whose ℐ is smooth: the
+arcsin form loses every digit at coplanar segments (cloth lying flat), where its arguments are ±1.
+ℐ is integrated in closed form along one segment and adaptively along the other; nearly
+intersecting segments make it, and dGLI, very large (Remark 7.3.3): values beyond ±``clip`` are
+clipped.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+__all__ = ["DEFAULT_CLIP", "cloth_coordinates", "coordinate_matrix", "corner_adjacent_segments",
+           "dgli", "directional_derivative", "inverse_cube_integral", "polyline_gli", "segment_gli", "sheet_segments",
+           "tetrahedron_volume"]
+
+DEFAULT_CLIP = 100.0
+"""|dGLI| clipped at this value (Remark 7.3.3 clips nearly intersecting segments without giving the
+threshold; for segments of length L at distance d the value grows like 1/d, and with unit-size
+cloth it stays below 10 unless two segments nearly touch)."""
+
+E3 = np.array([0.0, 0.0, 1.0])
+
+
+def _points(*arrays) -> list[np.ndarray]:
+    out = [np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in arrays]
+    shape = np.broadcast_shapes(*(a.shape for a in out))
+    if len(shape) != 2 or shape[1] != 3:
+        raise ValueError(f"segment end points must be (3,) or (k, 3) arrays, got shapes {[a.shape for a in out]}")
+    return [np.broadcast_to(a, shape) for a in out]
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    n = np.linalg.norm(v, axis=1, keepdims=True)
+    return np.divide(v, n, out=np.zeros_like(v), where=n > 0)
+
+
+def tetrahedron_volume(A, B, C, D) -> np.ndarray:
+    """𝒱 = AC·[CD × AB] (k,) float64 [m³], six times the signed volume of the tetrahedron ABCD
+    (eq. 7.4); A, B, C, D (k, 3) or (3,) [m]."""
+    A, B, C, D = _points(A, B, C, D)
+    return np.einsum("kd,kd->k", C - A, np.cross(D - C, B - A))
+
+
+def segment_gli(A, B, C, D) -> np.ndarray:
+    """GLI (k,) float64 of the segments AB and CD (eq. 7.3 with Klenin & Langowski's sign):
+    dimensionless, in [−1/2, 1/2]; 0 for coplanar segments. A, B, C, D (k, 3) or (3,) [m].
+
+    Raises
+    ------
+    ValueError
+        If the points are not (3,) or (k, 3).
+    """
+    A, B, C, D = _points(A, B, C, D)
+    AC, AD, BC, BD = C - A, D - A, C - B, D - B
+    nA, nB = _unit(np.cross(AC, AD)), _unit(np.cross(BD, BC))
+    nC, nD = _unit(np.cross(BC, AC)), _unit(np.cross(AD, BD))
+    total = sum(np.arcsin(np.clip(np.einsum("kd,kd->k", a, b), -1.0, 1.0))
+                for a, b in ((nA, nD), (nD, nB), (nB, nC), (nC, nA)))
+    return np.sign(tetrahedron_volume(A, B, C, D)) * total / (4.0 * np.pi)
+
+
+def polyline_gli(P, Q) -> float:
+    """GLI of two polylines (eq. 7.2), the sum of the segment GLIs; P (p, 3) and Q (q, 3) [m] are
+    their vertices (a closed curve repeats its first vertex at the end). For two closed curves it
+    is their linking number (an integer).
+
+    Raises
+    ------
+    ValueError
+        If a polyline has fewer than two vertices or is not (k, 3).
+    """
+    P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
+    if P.ndim != 2 or Q.ndim != 2 or P.shape[1] != 3 or Q.shape[1] != 3 or len(P) < 2 or len(Q) < 2:
+        raise ValueError(f"polylines must be (k ≥ 2, 3) arrays, got shapes {P.shape} and {Q.shape}")
+    i, j = np.meshgrid(np.arange(len(P) - 1), np.arange(len(Q) - 1), indexing="ij")
+    i, j = i.ravel(), j.ravel()
+    return float(segment_gli(P[i], P[i + 1], Q[j], Q[j + 1]).sum())
+
+
+def _inner_scalar(s, w0, w1, w2, m0, m1, m2, d0, d1, d2) -> float:
+    """∫₀¹ dt / ‖w + t d‖³ for w = (w0, w1, w2) + s (m0, m1, m2) and d = CD, in closed form: with
+    Q(t) = α t² + β t + γ (α = ‖d‖², β = 2 w·d, γ = ‖w‖²) and Δ = 4αγ − β² = 4‖d × w‖², the
+    antiderivative is 2(2αt + β) / (Δ √Q); on the line of d (Δ = 0) it is −(t − t₀) / (2 α^{3/2}
+    |t − t₀|³). Plain floats: the integrand of ``scipy.integrate.quad``, called thousands of times;
+    +inf where the segments meet."""
+    x, y, z = w0 + s * m0, w1 + s * m1, w2 + s * m2
+    a = d0 * d0 + d1 * d1 + d2 * d2
+    b = 2.0 * (x * d0 + y * d1 + z * d2)
+    c = x * x + y * y + z * z
+    cx, cy, cz = d1 * z - d2 * y, d2 * x - d0 * z, d0 * y - d1 * x
+    delta = 4.0 * (cx * cx + cy * cy + cz * cz)
+    if delta > 1e-14 * a * c:
+        return 2.0 * ((2.0 * a + b) / math.sqrt(a + b + c) - b / math.sqrt(c)) / delta
+    t0 = -b / (2.0 * a)
+    if 0.0 <= t0 <= 1.0:
+        return math.inf  # the point lies on the other segment
+    return -((1.0 - t0) / abs(1.0 - t0) ** 3 - (-t0) / abs(t0) ** 3) / (2.0 * a ** 1.5)
+
+
+def inverse_cube_integral(A, B, C, D) -> np.ndarray:
+    """ℐ = (1/4π) ∫₀¹∫₀¹ ds dt / ‖C + t CD − A − s AB‖³ (k,) [1/m³] of eq. 7.5: the inner integral
+    in closed form (:func:`_inner_scalar`), the outer one adaptive (relative
+    accuracy 1e-12, ``scipy.integrate.quad``), so that close segments are resolved. 𝒢 = 𝒱·ℐ."""
+    import warnings
+
+    from scipy import integrate
+
+    A, B, C, D = _points(A, B, C, D)
+    out = np.empty(A.shape[0])
+    with warnings.catch_warnings():
+        # nearly intersecting segments: ℐ ~ 1/distance², reached only to a few digits (clipped by dgli)
+        warnings.simplefilter("ignore", integrate.IntegrationWarning)
+        for k in range(A.shape[0]):
+            out[k] = integrate.quad(_inner_scalar, 0.0, 1.0, args=tuple((C[k] - A[k]).tolist() + (A[k] - B[k]).tolist()
+                                                                        + (D[k] - C[k]).tolist()),
+                                    epsabs=0.0, epsrel=1e-12, limit=400)[0]
+    return out / (4.0 * np.pi)
+
+
+def _volume_derivative(A, B, C, D, vA, vB, vC, vD) -> np.ndarray:
+    """∂_v𝒱 (k,): 𝒱 = AC·[CD × AB] is trilinear in AC, CD, AB."""
+    AB, CD, AC = B - A, D - C, C - A
+    dAB, dCD, dAC = vB - vA, vD - vC, vC - vA
+    return (np.einsum("kd,kd->k", dAC, np.cross(CD, AB)) + np.einsum("kd,kd->k", AC, np.cross(dCD, AB))
+            + np.einsum("kd,kd->k", AC, np.cross(CD, dAB)))
+
+
+def directional_derivative(A, B, C, D, vA, vB, vC, vD, step: float = 1e-6) -> np.ndarray:
+    """∂_v𝒢 (k,) float64 [1/m] (Definition 13): the derivative of the segment GLI when the points
+    move along v = (vA, vB, vC, vD) (each (3,) or (k, 3)), on 𝒢 = 𝒱·ℐ: ∂_v𝒱·ℐ + 𝒱·∂_vℐ, with ∂_v𝒱
+    exact and ∂_vℐ a central difference of :func:`inverse_cube_integral` with ``step`` [m] times
+    the largest segment length."""
+    A, B, C, D, vA, vB, vC, vD = _points(A, B, C, D, vA, vB, vC, vD)
+    h = step * max(float(np.linalg.norm(B - A, axis=1).max()), float(np.linalg.norm(D - C, axis=1).max()), 1e-300)
+    V, I = tetrahedron_volume(A, B, C, D), inverse_cube_integral(A, B, C, D)
+    dI = (inverse_cube_integral(A + h * vA, B + h * vB, C + h * vC, D + h * vD)
+          - inverse_cube_integral(A - h * vA, B - h * vB, C - h * vC, D - h * vD)) / (2.0 * h)
+    return _volume_derivative(A, B, C, D, vA, vB, vC, vD) * I + V * dI
+
+
+def dgli(A, B, C, D, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP) -> np.ndarray:
+    """dGLI (k,) float64 [1/m] of the segments AB and CD (Definition 14, eq. 7.7): the one-sided
+    difference of 𝒢 = 𝒱·ℐ when B and D move by ``epsilon`` [m] along +z (Remark 7.3.2),
+    [𝒱(ε) − 𝒱]/ε · ℐ(ε) + 𝒱 · [ℐ(ε) − ℐ]/ε, clipped to ±``clip`` (Remark 7.3.3; None: no clipping).
+    Symmetric in (AB) ↔ (CD) and invariant under translations and rotations about z.
+
+    Raises
+    ------
+    ValueError
+        If ``epsilon`` ≤ 0, ``clip`` ≤ 0, or the points are not (3,) or (k, 3).
+    """
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    if clip is not None and not clip > 0:
+        raise ValueError(f"clip must be > 0 or None, got {clip}")
+    A, B, C, D = _points(A, B, C, D)
+    B1, D1 = B + epsilon * E3, D + epsilon * E3
+    V0, I0 = tetrahedron_volume(A, B, C, D), inverse_cube_integral(A, B, C, D)
+    I1 = inverse_cube_integral(A, B1, C, D1)
+    # 𝒱(ε) = 𝒱 + ε ∂𝒱 exactly (the ε² term holds e3 × e3 = 0): the difference quotient of 𝒱 is ∂𝒱
+    zero, up = np.zeros_like(A), np.broadcast_to(E3, A.shape)
+    dV = _volume_derivative(A, B, C, D, zero, up, zero, up)
+    out = dV * I1 + V0 * (I1 - I0) / epsilon
+    return out if clip is None else np.clip(out, -clip, clip)
+
+
+def corner_adjacent_segments(boundary: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """The eight boundary segments next to the corner segments (thesis Fig. 7.2): at each corner
+    the two boundary edges that meet there are the corner segments, and the next edge along the
+    boundary on each side is taken, in the order of the boundary loop.
+
+    Parameters
+    ----------
+    boundary : (b,) int64, the nodes of the closed boundary loop in order (first not repeated)
+    corners : (4,) int64, the corner nodes (on the loop)
+
+    Returns
+    -------
+    (8, 2) int64, node pairs (start, end) of the segments, each oriented along the loop.
+
+    Raises
+    ------
+    ValueError
+        If a corner is not on the loop, or the sides are shorter than three edges.
+    """
+    loop = np.asarray(boundary, dtype=np.int64)
+    b = loop.size
+    pos = {int(n): i for i, n in enumerate(loop)}
+    try:
+        at = sorted(pos[int(c)] for c in corners)
+    except KeyError as exc:
+        raise ValueError(f"corner node {exc.args[0]} is not on the boundary loop") from None
+    sides = np.diff(at + [at[0] + b])
+    if len(at) != 4 or sides.min() < 3:
+        raise ValueError(f"need 4 corners with at least 3 boundary edges between them, got sides of {sides.tolist()} edges")
+    starts = sorted({(i - 2) % b for i in at} | {(i + 1) % b for i in at}, key=lambda i: (i - at[0]) % b)
+    return np.array([[loop[i], loop[(i + 1) % b]] for i in starts], dtype=np.int64)
+
+
+def cloth_coordinates(x, segments, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP) -> np.ndarray:
+    """The dGLI cloth coordinates (Definition 15, eq. 7.8): dGLI(S_i, S_j) of every pair i < j of
+    the segments, in row-major upper-triangle order, m(m − 1)/2 values (28 for the default eight).
+
+    Parameters
+    ----------
+    x : (n, 3) float64 [m], node positions (z up: the table normal)
+    segments : (m, 2) int64, node pairs of the ordered boundary segments
+        (:func:`corner_adjacent_segments`)
+    epsilon, clip : see :func:`dgli`
+
+    Returns
+    -------
+    (m(m − 1)/2,) float64 [1/m]
+
+    Raises
+    ------
+    ValueError
+        If ``segments`` is not (m ≥ 2, 2) with valid node indices, or x is not (n, 3).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    seg = np.asarray(segments, dtype=np.int64)
+    if x.ndim != 2 or x.shape[1] != 3:
+        raise ValueError(f"x must be (n, 3), got shape {x.shape}")
+    if seg.ndim != 2 or seg.shape[1] != 2 or seg.shape[0] < 2 or seg.min() < 0 or seg.max() >= x.shape[0]:
+        raise ValueError(f"segments must be (m ≥ 2, 2) node indices below {x.shape[0]}, got shape {seg.shape}")
+    i, j = np.triu_indices(seg.shape[0], k=1)
+    return dgli(x[seg[i, 0]], x[seg[i, 1]], x[seg[j, 0]], x[seg[j, 1]], epsilon=epsilon, clip=clip)
+
+
+def coordinate_matrix(coordinates, m: int | None = None) -> np.ndarray:
+    """The upper-triangular (m, m) float64 matrix view of cloth coordinates (m(m − 1)/2,) (zero
+    diagonal and lower triangle).
+
+    Raises
+    ------
+    ValueError
+        If the length is not m(m − 1)/2 for an integer m.
+    """
+    c = np.asarray(coordinates, dtype=np.float64).ravel()
+    if m is None:
+        m = int(round((1 + np.sqrt(1 + 8 * c.size)) / 2))
+    if m * (m - 1) // 2 != c.size:
+        raise ValueError(f"{c.size} coordinates are not m(m − 1)/2 for m = {m}")
+    out = np.zeros((m, m))
+    out[np.triu_indices(m, k=1)] = c
+    return out
+
+
+def sheet_segments(mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The default segments of a rectangular sheet: (segments (8, 2) int64 of
+    :func:`corner_adjacent_segments`, its 4 corner nodes (``isocloth.mesh.topology.corner_nodes``),
+    its boundary loop (b,) int64).
+
+    Raises
+    ------
+    ValueError
+        If the mesh has not exactly one boundary loop with four corners.
+    """
+    from isocloth.mesh.topology import boundary_loops, corner_nodes
+
+    loops = boundary_loops(mesh)
+    corners = np.asarray(corner_nodes(mesh), dtype=np.int64)
+    if len(loops) != 1 or corners.size != 4:
+        raise ValueError(f"the dGLI cloth coordinates need a sheet with one boundary loop and 4 corners; this mesh "
+                         f"has {len(loops)} loops and {corners.size} corners: pass the segments explicitly")
+    return corner_adjacent_segments(loops[0], corners), corners, np.asarray(loops[0], dtype=np.int64)
