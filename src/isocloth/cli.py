@@ -65,18 +65,25 @@ def scenes() -> None:
 
 @app.command()
 def info(mesh: Path = typer.Argument(..., help="mesh file (OBJ incl. Garment Library extras, PLY, ...)"),
-         merge_tolerance: Optional[float] = typer.Option(None, "--merge-tolerance", help="sew vertices closer than this [m]")) -> None:
+         merge_tolerance: Optional[float] = typer.Option(None, "--merge-tolerance", help="sew vertices closer than this [m]"),
+         rest: str = typer.Option("auto", "--rest", help="rest shape: auto, vt, m or geometry (as cloth.mesh.rest)")) -> None:
     """Print vertices, faces, boundary loops, Euler characteristic, corners, rest area and defects."""
     from isocloth.mesh.io import read_mesh
     from isocloth.mesh.mesh import MeshError
     from isocloth.mesh.quality import validate_mesh
+    from isocloth.runner import START_AREA_MISMATCH
 
     try:
-        m = read_mesh(mesh, merge_tolerance=merge_tolerance)
+        m = read_mesh(mesh, merge_tolerance=merge_tolerance, rest=rest)
     except (MeshError, OSError, ValueError) as exc:
         _fail(str(exc))
     report = validate_mesh(m)
     typer.echo(report.to_text())
+    typer.echo(f"rest shape: {m.rest_source}")
+    mismatch = abs(report.current_area - report.rest_area) / report.rest_area if report.rest_area > 0 else 0.0
+    if mismatch > START_AREA_MISMATCH:
+        typer.echo(f"warning: the geometry's area differs from the rest area by {100 * mismatch:.0f} %: the cloth "
+                   "would start stretched or compressed; try another --rest (the same as cloth.mesh.rest)")
     if not report.ok:
         raise typer.Exit(1)
 

@@ -46,7 +46,10 @@ def _write(tmp_path, name, text):
 
 
 def test_obj_extras_quads_and_vt(tmp_path):
-    m = read_mesh(_write(tmp_path, "sheet.obj", ARCSIM_OBJ))
+    auto = read_mesh(_write(tmp_path, "sheet.obj", ARCSIM_OBJ))
+    # these vt span a quarter of the geometry's area: "auto" takes them for texture coordinates
+    assert not auto.has_per_corner_rest and "texture" in auto.rest_source and "0.25 x" in auto.rest_source
+    m = read_mesh(tmp_path / "sheet.obj", rest="vt")
     assert m.name == "sheet"
     assert m.node_count == 5 and m.quads.tolist() == [[0, 1, 2, 3]] and m.triangles.tolist() == [[1, 4, 2]]
     assert m.has_per_corner_rest
@@ -187,7 +190,7 @@ def test_bgl_tshirt2_world_file_is_sewn_with_rest_from_m():
     rep = validate_mesh(m)
     assert rep.ok and rep.non_manifold_vertices.size == 0
     # rest from tshirt2-m.obj: the same total area as the merged tshirt2.obj's vt
-    ref = read_mesh(DATA / "bgl/tshirt2/tshirt2.obj")
+    ref = read_mesh(DATA / "bgl/tshirt2/tshirt2.obj", rest="vt")  # "auto" takes the geometry: twice the vt area
     assert T.rest_element_areas(m).sum() == pytest.approx(T.rest_element_areas(ref).sum(), rel=1e-4)
 
 
@@ -212,3 +215,41 @@ def test_an_empty_ply_is_a_mesh_error_not_an_exit(tmp_path):
     p.write_bytes(b"")
     with pytest.raises(MeshError, match="cannot read mesh .*empty.ply"):
         read_mesh(p)
+
+
+def test_auto_rest_takes_metric_vt_and_refuses_a_texture_atlas(tmp_path):
+    """Garment files carry vt: a rest shape in metres (area near the geometry's) or a texture atlas
+    in [0, 1] (another area, or degenerate faces); "auto" tells them apart and says which it chose."""
+    m = perturbed(rectangle(0.42, 0.594, 7, 9, plane="xz"), 0.013, seed=7)
+    write_mesh(tmp_path / "rest.obj", m)
+    text = (tmp_path / "rest.obj").read_text().replace("# isocloth: vt are rest coordinates [m]\n", "")
+    (tmp_path / "plain.obj").write_text(text)
+    metric = read_mesh(tmp_path / "plain.obj")
+    assert metric.has_per_corner_rest and "chose 'vt'" in metric.rest_source
+    atlas = "\n".join(line if not line.startswith("vt ") else
+                      "vt " + " ".join(str(float(c) / 3.0) for c in line.split()[1:])
+                      for line in text.splitlines())
+    (tmp_path / "atlas.obj").write_text(atlas)
+    chosen = read_mesh(tmp_path / "atlas.obj")
+    assert not chosen.has_per_corner_rest and "texture coordinates" in chosen.rest_source
+
+
+def test_seam_merge_tolerance_follows_the_elements_and_is_named(tmp_path):
+    """Panels with 1.5 cm elements whose seams are 4 mm apart: the default tolerance (half the
+    shortest edge) sews them; a tolerance that collapses faces is an error naming it."""
+    lines = []
+    for panel, x0 in enumerate((0.0, 0.064)):  # two 4 × 1-element strips, 4 mm apart at the seam
+        for j in range(2):
+            for i in range(5):
+                lines.append(f"v {x0 + 0.015 * i if panel == 0 else 0.064 + 0.015 * i} {0.015 * j} 0")
+    faces = []
+    for panel in range(2):
+        base = 10 * panel
+        for i in range(4):
+            a = base + i + 1
+            faces.append(f"f {a} {a + 1} {a + 6} {a + 5}")
+    (tmp_path / "strip-w.obj").write_text("\n".join(lines + faces) + "\n")
+    sewn = read_mesh(tmp_path / "strip-w.obj")
+    assert sewn.node_count == 18 and "merged" in sewn.rest_source  # the 2 seam pairs merged
+    with pytest.raises(MeshError, match="merge_tolerance"):
+        read_mesh(tmp_path / "strip-w.obj", merge_tolerance=0.02)

@@ -20,8 +20,13 @@ from isocloth.mesh.mesh import Mesh, MeshError
 __all__ = ["read_mesh", "write_mesh", "merged_vertices", "REST_MODES"]
 
 REST_MODES = ("auto", "vt", "m", "geometry")
-#: merge tolerance [m] used for ``-w.obj`` files when none is given
+#: largest merge tolerance [m] used for ``-w.obj`` files when none is given
 W_FILE_MERGE_TOLERANCE = 0.01
+#: the default merge tolerance of ``-w.obj`` files is at most this fraction of their shortest edge
+MERGE_EDGE_FRACTION = 0.5
+#: rest="auto" takes the ``vt`` as the rest shape only when their total area is within this
+#: relative difference of the geometry's (an inextensible garment is modelled near its rest area)
+VT_AREA_MATCH = 0.2
 _TRIANGLE_ONLY = (".stl", ".off")  # formats written with quads split along their 0-2 diagonal
 
 
@@ -125,14 +130,19 @@ def _read_obj(path: Path, rest: str):
         raise MeshError(f"{path}: no faces ('f' lines); a cloth mesh needs triangles or quads")
     tri, tri_t, quad, quad_t = _split_faces(faces)
     all_vt = bool((tri_t >= 0).all() and (quad_t >= 0).all())
+    note = f"rest = {rest!r}"
     if rest == "auto":
         m_path = _sibling_m(path)
         if m_path is not None and m_path.exists():
-            rest = "m"
+            rest, note = "m", f"rest = 'auto' chose 'm': the material-space file {m_path.name}"
         elif path.name.endswith("-m.obj"):
-            rest = "geometry"  # material-space panels: the geometry is the rest shape
+            rest, note = "geometry", "rest = 'auto' chose 'geometry': a material-space (-m.obj) file"
+        elif all_vt and _REST_VT_MARK in _header(path):
+            rest, note = "vt", "rest = 'auto' chose 'vt': rest coordinates written by isocloth"
+        elif all_vt:
+            rest, note = _vt_or_geometry(v, vt, tri, tri_t, quad, quad_t)
         else:
-            rest = "vt" if all_vt else "geometry"
+            rest, note = "geometry", "rest = 'auto' chose 'geometry': not every face corner has a vt"
     rest_tri = rest_quad = None
     if rest == "vt":
         if not all_vt:
@@ -143,7 +153,42 @@ def _read_obj(path: Path, rest: str):
         rest_tri, rest_quad = uvw[tri_t], uvw[quad_t]
     elif rest == "m":
         rest_tri, rest_quad = _rest_from_m(path, v.shape[0], tri, quad)
-    return v, tri, quad, rest_tri, rest_quad
+    return v, tri, quad, rest_tri, rest_quad, note
+
+
+_REST_VT_MARK = "# isocloth: vt are rest coordinates [m]"
+
+
+def _header(path: Path, lines: int = 5) -> str:
+    """The first few lines of a text file."""
+    with open(path, encoding="utf-8-sig", errors="replace") as fh:
+        return "".join(fh.readline() for _ in range(lines))
+
+
+def _polygon_areas(corners: np.ndarray) -> np.ndarray:
+    """Areas (f,) of planar-ish polygons given by their corners (f, k, 3) (shoelace via cross products)."""
+    if corners.shape[0] == 0:
+        return np.zeros(0)
+    c = corners - corners[:, :1]
+    total = sum(np.cross(c[:, i], c[:, i + 1]) for i in range(1, corners.shape[1] - 1))
+    return 0.5 * np.linalg.norm(total, axis=1)
+
+
+def _vt_or_geometry(v, vt, tri, tri_t, quad, quad_t) -> tuple[str, str]:
+    """rest="auto" for an OBJ whose every corner has a vt: the vt are the rest shape [m] when no
+    vt face is degenerate and their total area is within ``VT_AREA_MATCH`` of the geometry's;
+    otherwise they are texture coordinates (an atlas in [0, 1], or another scale) and the
+    geometry is the rest shape. Returns (mode, the reason in words)."""
+    uvw = np.concatenate([vt, np.zeros((vt.shape[0], 1))], axis=1)
+    rest_areas = np.concatenate([_polygon_areas(uvw[tri_t]), _polygon_areas(uvw[quad_t])])
+    geo_areas = np.concatenate([_polygon_areas(v[tri]), _polygon_areas(v[quad])])
+    ratio = rest_areas.sum() / geo_areas.sum() if geo_areas.sum() > 0 else np.inf
+    flat = int(np.count_nonzero(rest_areas <= 1e-12 * max(rest_areas.max(initial=0.0), 1e-300)))
+    if flat == 0 and abs(ratio - 1.0) <= VT_AREA_MATCH:
+        return "vt", f"rest = 'auto' chose 'vt': their area is {ratio:.3g} x the geometry's"
+    why = (f"{flat} vt faces are degenerate" if flat else f"their area is {ratio:.3g} x the geometry's")
+    return "geometry", (f"rest = 'auto' chose 'geometry': the vt look like texture coordinates, not a rest shape "
+                        f"({why}); set rest = 'vt' to use them anyway")
 
 
 # ----------------------------------------------------------- other formats
@@ -255,12 +300,16 @@ def read_mesh(path: str | os.PathLike, *, rest: str = "auto", merge_tolerance: f
         "geometry": the file's positions. "auto": "m" for an ``X-w.obj`` with an ``X-m.obj``
         beside it (the ``vt`` of Garment Library ``-w``/``-m`` files may be texture
         coordinates in [0, 1], not metres), "geometry" for an ``X-m.obj`` (material space
-        already), else "vt" when every face corner has a ``vt``, else "geometry". Non-OBJ
-        files always use "geometry".
+        already), else "vt" when every face corner has a ``vt`` and they look like a rest
+        shape (no degenerate vt face, total area within ``VT_AREA_MATCH`` of the geometry's;
+        a texture atlas does not), else "geometry". Non-OBJ files always use "geometry".
+        The choice and its reason are in ``mesh.rest_source``.
     merge_tolerance : float, optional
         Sew panels: merge vertices at most this far apart [m] (clusters joined transitively,
         placed at their mean), remap the faces and drop unused vertices. Per-corner rest
-        data survive. Default: 0.01 m for files named ``*-w.obj``, no merging otherwise.
+        data survive. Default for files named ``*-w.obj``: the smaller of 0.01 m and
+        half the shortest edge (``MERGE_EDGE_FRACTION``); no merging otherwise. A merge that
+        collapses a face is an error naming the tolerance.
     name : str, optional
         Mesh name; default the file name without extension.
 
@@ -282,8 +331,9 @@ def read_mesh(path: str | os.PathLike, *, rest: str = "auto", merge_tolerance: f
     if not path.exists():
         raise FileNotFoundError(f"mesh file {path} not found")
     rest_tri = rest_quad = None
+    note = "rest = 'geometry' (not an OBJ file)"
     if path.suffix.lower() == ".obj":
-        v, tri, quad, rest_tri, rest_quad = _read_obj(path, rest)
+        v, tri, quad, rest_tri, rest_quad, note = _read_obj(path, rest)
     else:
         v, tris, quads = _read_other(path)
         if v.ndim == 2 and v.shape[1] == 2:
@@ -291,11 +341,36 @@ def read_mesh(path: str | os.PathLike, *, rest: str = "auto", merge_tolerance: f
         tri = np.concatenate(tris).reshape(-1, 3) if tris else np.zeros((0, 3), np.int64)
         quad = np.concatenate(quads).reshape(-1, 4) if quads else np.zeros((0, 4), np.int64)
     if merge_tolerance is None and path.name.endswith("-w.obj"):
-        merge_tolerance = W_FILE_MERGE_TOLERANCE
+        merge_tolerance = min(W_FILE_MERGE_TOLERANCE, MERGE_EDGE_FRACTION * _shortest_edge(v, tri, quad))
     if merge_tolerance is not None:
+        before = tri.shape[0] + quad.shape[0]
         v, tri, quad = _sewn(v, tri, quad, float(merge_tolerance))
-    return Mesh(v, tri, quad, rest_triangle_corners=rest_tri, rest_quad_corners=rest_quad,
-                name=name or path.stem)
+        collapsed = _collapsed_faces(tri, quad)
+        if collapsed:
+            raise MeshError(f"{path}: merging vertices closer than {merge_tolerance:g} m (merge_tolerance) collapsed "
+                            f"{collapsed} of {before} faces: pass a smaller merge_tolerance (cloth.mesh."
+                            "merge_tolerance, isocloth info --merge-tolerance)")
+        note += f"; vertices within {merge_tolerance:.3g} m merged"
+    return Mesh(v, tri, quad, rest_triangle_corners=rest_tri, rest_quad_corners=rest_quad, name=name or path.stem,
+                rest_source=note)
+
+
+def _shortest_edge(v: np.ndarray, tri: np.ndarray, quad: np.ndarray) -> float:
+    """Length [m] of the shortest non-zero face edge (inf without faces)."""
+    edges = [np.stack([f, np.roll(f, -1, axis=1)], axis=-1).reshape(-1, 2) for f in (tri, quad) if f.size]
+    if not edges:
+        return np.inf
+    e = np.concatenate(edges)
+    length = np.linalg.norm(v[e[:, 0]] - v[e[:, 1]], axis=1)
+    length = length[length > 0]
+    return float(length.min()) if length.size else np.inf
+
+
+def _collapsed_faces(tri: np.ndarray, quad: np.ndarray) -> int:
+    """Faces with a repeated node (collapsed by a merge)."""
+    t = (tri[:, 0] == tri[:, 1]) | (tri[:, 1] == tri[:, 2]) | (tri[:, 0] == tri[:, 2]) if tri.size else np.zeros(0, bool)
+    q = np.array([len(set(f)) < 4 for f in quad.tolist()], dtype=bool)
+    return int(t.sum() + q.sum())
 
 
 def _flat_rest_uv(mesh: Mesh):
@@ -365,6 +440,8 @@ def _write_obj(path: Path, mesh: Mesh, x: np.ndarray) -> None:
     uv = _flat_rest_uv(mesh)
     lines = [f"# isocloth mesh {mesh.name!r}: {mesh.node_count} vertices, {mesh.triangle_count} "
              f"triangles, {mesh.quad_count} quads; units m"]
+    if uv is not None:
+        lines.append(_REST_VT_MARK)  # read_mesh(rest="auto") takes these vt as the rest shape
     if x.shape[0]:
         lines.append("\n".join("v " + r for r in _fmt(x).split("\n")))
     k = 0

@@ -56,6 +56,8 @@ class Mesh:
         The same for quads.
     name : str
         A label used in messages and metadata.
+    rest_source : str
+        Where the rest shape came from, in words (set by :func:`isocloth.mesh.io.read_mesh`).
 
     The constructor normalizes dtypes and shapes once; inner code trusts them. It does not
     check the topology: use :func:`isocloth.mesh.quality.validate_mesh` (done by the model
@@ -74,6 +76,7 @@ class Mesh:
     rest_triangle_corners: np.ndarray | None = None
     rest_quad_corners: np.ndarray | None = None
     name: str = "mesh"
+    rest_source: str = ""
 
     def __post_init__(self) -> None:
         v = np.asarray(self.vertices, dtype=np.float64)
@@ -177,6 +180,7 @@ class Mesh:
             "rest_triangle_corners": self.rest_triangle_corners,
             "rest_quad_corners": self.rest_quad_corners,
             "name": self.name,
+            "rest_source": self.rest_source,
         }
         data.update(changes)
         return Mesh(**data)
