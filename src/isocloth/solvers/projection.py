@@ -389,7 +389,7 @@ class SolverProjection:
             if not newton and not merit_try <= ref:
                 valid = False  # chord step too weak (or not finite): refactor here and redo
                 continue
-            last_chord = not newton
+            last_chord = not fresh  # chord or inexact Newton step: converge to chord_tolerance (no limit cycle in the band)
             moved = step * float(np.abs(direction).max()) if direction.size else 0.0
             AX_prev = AX
             x, AX, c, merit = x_try, AX_try, c_try, merit_try
