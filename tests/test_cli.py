@@ -117,3 +117,19 @@ def test_the_largest_element_area_error_is_reported_and_flagged(tmp_path, monkey
     assert summary["max_area_error_element"] == pytest.approx(max(float(x["area_error_max"]) for x in rows))
     assert summary["max_area_error_element"] > summary["max_area_error_mean"]
     assert "largest element" in r.stdout and "warning: an element's area was" in r.stdout
+
+
+def test_info_reports_faces_passing_through_each_other_also_when_they_share_a_node(tmp_path):
+    obj = tmp_path / "fold.obj"
+    obj.write_text("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0.5 0.2 -0.5\nv 0.2 0.5 0.5\nv 1 1 0\n"
+                   "f 1 2 3\nf 1 4 5\nf 2 6 3\n")
+    r = CliRunner().invoke(app, ["info", str(obj)])
+    assert r.exit_code == 1 and "intersecting faces: 1 pairs, e.g. (0, 1)" in r.stdout
+
+
+def test_python_dash_m_runs_the_command_line():
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "isocloth", "--version"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith("isocloth ")

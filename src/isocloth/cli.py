@@ -77,14 +77,23 @@ def info(mesh: Path = typer.Argument(..., help="mesh file (OBJ incl. Garment Lib
         m = read_mesh(mesh, merge_tolerance=merge_tolerance, rest=rest)
     except (MeshError, OSError, ValueError) as exc:
         _fail(str(exc))
+    import numpy as np
+
+    from isocloth.contact.intersection import face_intersections
+
     report = validate_mesh(m)
     typer.echo(report.to_text())
+    crossing = face_intersections(m.vertices, m.triangles, m.quads) if report.ok else []
+    if len(crossing):
+        listed = ", ".join(f"({a}, {b})" for a, b in np.asarray(crossing)[:5].tolist())
+        typer.echo(f"intersecting faces: {len(crossing)} pairs, e.g. {listed}: the mesh passes through itself "
+                   "(a fold-over also when the faces share a node); self-collisions cannot separate them, fix the file")
     typer.echo(f"rest shape: {m.rest_source}")
     mismatch = abs(report.current_area - report.rest_area) / report.rest_area if report.rest_area > 0 else 0.0
     if mismatch > START_AREA_MISMATCH:
         typer.echo(f"warning: the geometry's area differs from the rest area by {100 * mismatch:.0f} %: the cloth "
                    "would start stretched or compressed; try another --rest (the same as cloth.mesh.rest)")
-    if not report.ok:
+    if not report.ok or len(crossing):
         raise typer.Exit(1)
 
 

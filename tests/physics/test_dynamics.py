@@ -80,3 +80,18 @@ def test_a_nan_grasp_target_is_a_named_error():
     targets[1, 2] = np.nan
     with pytest.raises(ValueError, match=r"grasp_targets must be finite .*row 1 \(grasped node 2\)"):
         st.step(s, Control(0.01, targets))
+
+
+@pytest.mark.parametrize("field, bad", [("v", np.nan), ("x", np.inf)])
+def test_a_non_finite_state_is_a_named_error_not_a_divergence(field, bad):
+    mesh = rectangle(0.2, 0.2, 3, 3, plane="xz")
+    model = ModelBuilder().set_cloth(mesh).add_grasp([0, 2]).finalize()
+    st = Stepper(model, dt=0.01)
+    s = model.initial_state()
+    getattr(s, field)[4, 1] = bad
+    with pytest.raises(ValueError, match=rf"state\.{field} is not finite at 1 node\(s\), e.g\. node 4"):
+        st.step(s)
+    s = model.initial_state()
+    s.x = s.x[:5]
+    with pytest.raises(ValueError, match=r"state\.x must have shape \(9, 3\)"):
+        st.step(s)

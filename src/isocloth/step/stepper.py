@@ -26,6 +26,19 @@ class SimulationDiverged(RuntimeError):
     """The state became non-finite (the message names the node and time) or the constraints could not be met."""
 
 
+def _check_state(state: State, n: int) -> None:
+    """ValueError unless the state's positions and velocities are finite (n, 3) arrays: a bad input
+    state is named as such, not reported as a divergence of the step."""
+    for name in ("x", "v"):
+        a = np.asarray(getattr(state, name))
+        if a.shape != (n, 3):
+            raise ValueError(f"state.{name} must have shape ({n}, 3) for this model, got {a.shape}")
+        bad = ~np.isfinite(a).all(axis=1)
+        if bad.any():
+            raise ValueError(f"state.{name} is not finite at {int(bad.sum())} node(s), e.g. node "
+                             f"{int(np.flatnonzero(bad)[0])}: pass a valid state (model.initial_state() or a saved one)")
+
+
 def _check_dt(dt) -> float:
     """dt as a float [s]; ValueError unless it is a finite number > 0 (0 would divide the
     velocities by zero, a negative step would run time backwards)."""
@@ -255,10 +268,12 @@ class Stepper:
             If positions become NaN/inf (never returns a non-finite state), or if the constraint
             residual stays above ``divergence_residual``.
         ValueError
-            If the control has the wrong shape or non-finite targets, or dt is not a finite number > 0.
+            If the control has the wrong shape or non-finite targets, the state's positions or
+            velocities are not finite or not (n, 3), or dt is not a finite number > 0.
         """
         t0 = time.perf_counter()
         dt = self.dt if dt is None else _check_dt(dt)
+        _check_state(state, self.model.node_count)
         t_new = state.t + dt
         explicit = control is not None
         if control is None:
