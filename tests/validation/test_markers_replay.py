@@ -192,3 +192,17 @@ def test_markers_in_the_wrong_unit_are_refused_with_the_likely_one(hang_clean, h
     with pytest.raises(RecordingError, match=rf"markers span .* times larger.*--units {unit}"):
         replay_from_scene(wrong, "hang-a2", hang.scene_set)
     assert replay_from_scene(hang_clean, "hang-a2", hang.scene_set).size == (0.42, 0.594)
+
+
+def test_a_recording_read_with_the_wrong_vertical_axis_is_refused(hang_clean, hang):
+    """A Y-up file read as Z-up: the hanging sheet hangs along −y, which no fit can match."""
+    from dataclasses import replace
+
+    from isocloth.validation.recordings import RecordingError, axes_matrix
+
+    R = axes_matrix("y")  # the z-up markers as a Y-up file holds them: p_file = Rᵀ p
+    wrong = replace(hang_clean, markers=hang_clean.markers @ R)
+    with pytest.raises(RecordingError, match=r"hangs from its grasped markers towards [+-]y .*--up-axis y"):
+        replay_from_scene(wrong, "hang-a2", hang.scene_set)
+    back = replace(wrong, markers=wrong.markers @ R.T)  # read with --up-axis y
+    assert replay_from_scene(back, "hang-a2", hang.scene_set).size == (0.42, 0.594)

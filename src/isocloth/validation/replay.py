@@ -49,6 +49,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import time
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -264,6 +265,8 @@ class Replay:
             if unknown:
                 raise RecordingError(f"grasp marker {unknown[0]!r} is not a cloth marker ({', '.join(grid.names)})")
             self.grasp_markers = np.array([lookup[n] for n in opts.grasp], dtype=np.int64)
+        if not self.obstacles:  # a hanging cloth: it must hang down from its grasps
+            _check_up_axis(rec.markers, self.grasp_markers, self.size)
         self._build_geometry()
         self._models: dict = {}
         self._x0: dict = {}
@@ -534,6 +537,32 @@ def _check_units(span: tuple[float, float], size: tuple[float, float]) -> None:
         f"the cloth markers span {span[0]:.4g} x {span[1]:.4g} m in the first frame but the textile is {size[0]:.4g} x "
         f"{size[1]:.4g} m ({ratio:.3g} times larger): the recording's length unit is probably wrong; read it with "
         f"--units {guess[0]} (or check the scene's cloth size)")
+
+
+HANGING_COSINE = 0.5
+"""A cloth without obstacles must hang from its grasped markers within acos(0.5) = 60° of −z."""
+
+
+def _check_up_axis(markers: np.ndarray, grasp: np.ndarray, size: tuple[float, float]) -> None:
+    """RecordingError when a cloth held by its ``grasp`` markers, markers (F, m, 3) [m] in the z-up
+    frame, does not hang down: the mean offset of its free markers from its grasped ones (over every
+    frame) leans more than 60° away from −z (and is longer than a tenth of the cloth): the
+    recording's vertical axis (``--up-axis``) is probably wrong."""
+    free = np.setdiff1d(np.arange(markers.shape[1]), grasp)
+    if free.size == 0 or grasp.size == 0:
+        return
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # frames where every marker of a set is missing
+        d = np.nanmean(np.nanmean(markers[:, free], axis=1) - np.nanmean(markers[:, grasp], axis=1), axis=0)
+    length = float(np.linalg.norm(d))
+    if not np.isfinite(length) or length < 0.1 * max(size) or -d[2] / length >= HANGING_COSINE:
+        return
+    k = int(np.argmax(np.abs(d)))
+    where = ('+' if d[k] > 0 else '-') + 'xyz'[k]
+    raise RecordingError(
+        f"the cloth hangs from its grasped markers towards {where} (mean offset {np.round(d, 3).tolist()} m), not down "
+        f"(-z): the recording's vertical axis is probably not the one it was read with; read it with --up-axis "
+        f"{'xyz'[k]} if that axis points up in the file, or check the grasp markers (--grasp)")
 
 
 def replay_from_scene(recording: Recording, scene, overrides=None, options: ReplayOptions | None = None) -> Replay:
