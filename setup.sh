@@ -28,6 +28,15 @@ if ! "$PY" -c "import sksparse.cholmod" >/dev/null 2>&1; then
     || echo "setup: scikit-sparse not built; using the cholespy backend (slower for large meshes)" >&2
 fi
 
+# Compile the numerical kernels now (numba caches them on disk), so that the first real run does not:
+# a few steps of a hanging sheet, a sheet on a table and a garment with self-collisions.
+warm=$(mktemp -d)
+for scene in hang-a2 tablecloth shorts-hang; do
+  "$PY" -m isocloth run "$scene" --set simulation.duration=0.03 --no-video --no-progress --out "$warm/$scene" \
+    >/dev/null 2>&1 || echo "setup: warming up the kernels with $scene failed (they compile on first use)" >&2
+done
+rm -rf "$warm"
+
 if [ "${1:-}" != "--no-run" ]; then
   isocloth run
 fi
