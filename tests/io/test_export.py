@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from isocloth.io.export import export_frames, frame_ply_bytes, read_frame
+from isocloth.io.export import export_frames, read_frame
 from isocloth.io.trajectory import Trajectory
 
 
@@ -59,8 +59,7 @@ def test_obj_faces_are_one_based(tmp_path):
 def test_ply_is_readable_by_meshio(tmp_path):
     meshio = pytest.importorskip("meshio")
     traj = mixed_sheet_trajectory(frames=1)
-    path = tmp_path / "f.ply"
-    path.write_bytes(frame_ply_bytes(traj.positions[0], traj.triangles, traj.quads))
+    path = export_frames(traj, tmp_path, fmt="ply")[0]
     mesh = meshio.read(path)
     assert np.array_equal(mesh.points, traj.positions[0])
     cells = {block.type: block.data for block in mesh.cells}

@@ -390,7 +390,8 @@ def _fmt(a: np.ndarray) -> str:
     return "\n".join(" ".join(repr(float(x)) for x in row) for row in a)
 
 
-def write_mesh(path: str | os.PathLike, mesh: Mesh, positions: np.ndarray | None = None) -> None:
+def write_mesh(path: str | os.PathLike, mesh: Mesh, positions: np.ndarray | None = None, *,
+               comment: str | None = None) -> None:
     """Write a mesh; OBJ by our writer, other formats (PLY, VTK, STL, ...) through meshio.
 
     OBJ: ``v`` lines with the shortest exact decimal form of each float64, so reading the
@@ -407,6 +408,8 @@ def write_mesh(path: str | os.PathLike, mesh: Mesh, positions: np.ndarray | None
     mesh : Mesh
     positions : (n, 3) float64 [m], optional
         Positions to write instead of ``mesh.vertices``.
+    comment : str, optional
+        A comment line put at the top of an OBJ file (e.g. the frame's time).
 
     Raises
     ------
@@ -419,7 +422,7 @@ def write_mesh(path: str | os.PathLike, mesh: Mesh, positions: np.ndarray | None
     if x.shape != mesh.vertices.shape or not np.isfinite(x).all():
         raise MeshError(f"positions must be finite with shape {mesh.vertices.shape}; got {x.shape}")
     if path.suffix.lower() == ".obj":
-        _write_obj(path, mesh, x)
+        _write_obj(path, mesh, x, comment)
         return
     import meshio
 
@@ -436,10 +439,12 @@ def write_mesh(path: str | os.PathLike, mesh: Mesh, positions: np.ndarray | None
         raise MeshError(f"cannot write {path} ({exc}); use .obj or .ply") from exc
 
 
-def _write_obj(path: Path, mesh: Mesh, x: np.ndarray) -> None:
+def _write_obj(path: Path, mesh: Mesh, x: np.ndarray, comment: str | None = None) -> None:
     uv = _flat_rest_uv(mesh)
     lines = [f"# isocloth mesh {mesh.name!r}: {mesh.node_count} vertices, {mesh.triangle_count} "
              f"triangles, {mesh.quad_count} quads; units m"]
+    if comment:
+        lines += [f"# {line}" for line in comment.splitlines()]
     if uv is not None:
         lines.append(_REST_VT_MARK)  # read_mesh(rest="auto") takes these vt as the rest shape
     if x.shape[0]:

@@ -228,6 +228,9 @@ class FrameRenderer:
         self._title_text = self.figure.text(0.5, 0.97, "", ha="center", va="top", fontsize=11)
         self.figure.text(0.98, 0.02, self._grid_text, ha="right", va="bottom",
                          fontsize=8, color="0.4")
+        # legend of the two sides (counter-clockwise faces seen from the camera are the front)
+        self.figure.text(0.02, 0.02, "front", ha="left", va="bottom", fontsize=8, color=FRONT_RGB)
+        self.figure.text(0.08, 0.02, "back", ha="left", va="bottom", fontsize=8, color=BACK_RGB)
 
     def _add_ground(self, low: np.ndarray, high: np.ndarray) -> None:
         step = _grid_step(float(max(high[0] - low[0], high[1] - low[1])))
