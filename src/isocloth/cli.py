@@ -232,6 +232,8 @@ def render(run_folder: Path = typer.Argument(..., help="a run folder written by 
     bar = _Progress("rendering frames")
     try:
         path = render_run(run_folder, out, progress=bar)
+    except (ValueError, OSError, RuntimeError) as exc:
+        _fail(f"the video could not be rendered ({type(exc).__name__}: {exc})")
     finally:
         bar.close()
     typer.echo(f"wrote {path}")

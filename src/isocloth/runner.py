@@ -242,6 +242,7 @@ class WarningCounts:
         self.steps = 0
 
     def add(self, warnings: list[str]) -> None:
+        """Count one step with these ``StepInfo.warnings`` (once per kind)."""
         kinds = {next((kind for prefix, kind in WARNING_KINDS if w.startswith(prefix)), "other") for w in warnings}
         for kind in kinds:
             self.total[kind] += 1
@@ -249,12 +250,23 @@ class WarningCounts:
         self.steps += bool(kinds)
 
     def report(self, t: float) -> None:
+        """Send the line for the steps since the last report (t [s]: the time of this frame)."""
         if self.steps and self.sink is not None:
             counts = ", ".join(f"{n} {kind}" for kind, n in sorted(self.pending.items()))
             self.sink(f"t = {t:.3f} s: {self.steps} step{'s' * (self.steps > 1)} with warnings ({counts}); "
                       "see diagnostics.csv")
         self.pending.clear()
         self.steps = 0
+
+
+def _previous_start(folder: Path) -> dict | None:
+    """The start report of a run's summary.json (None when it has none or cannot be read)."""
+    import json
+
+    try:
+        return json.loads((folder / "summary.json").read_text(encoding="utf-8")).get("start")
+    except (OSError, ValueError):
+        return None
 
 
 START_AREA_MISMATCH = 0.05
@@ -339,7 +351,13 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         summary.extra["start"] = start_report(scene)
         for note in summary.extra["start"]["warnings"] if on_warning is not None else []:
             on_warning(f"at the start: {note}")
+    else:  # a resumed run keeps the report of its start
+        summary.extra["start"] = _previous_start(folder)
     warned = WarningCounts(on_warning)
+    for row in diag_rows:  # the steps before a resume count in the totals (not reported again)
+        warned.add([w for w in str(row.get("warnings") or "").split(";") if w])
+    warned.pending.clear()
+    warned.steps = 0
     wall = 0.0
     steps_here = 0
     bar = tqdm(total=total_steps, initial=state.step_index, disable=not progress, unit="step",

@@ -74,3 +74,13 @@ def test_swept_passage_reports_crossings_not_sliding():
     p = np.array([[0.0, 0.0, 0.02]])
     through, entry, normal = rising.swept_passage(p, 0.0, p, 0.01, 1e-4)
     assert through.all() and normal[0, 2] == pytest.approx(1.0) and entry[0, 2] == pytest.approx(0.051)
+
+
+@pytest.mark.parametrize("degrees", [45.0, 11.0, 6.0, 3.0])
+def test_shallow_crossings_of_a_thin_slab_are_passages(degrees):
+    """10 cm paths crossing the 2 mm slab at shallow angles (sphere tracing alone stalls below ~13°)."""
+    th = np.deg2rad(degrees)
+    p0 = np.array([[0.0, 0.0, TOP + 0.05 * np.sin(th)]])
+    p1 = p0 + 0.1 * np.array([[np.cos(th), 0.0, -np.sin(th)]])
+    through, entry, normal = slab("box").swept_passage(p0, 0.0, p1, 0.01, 1e-4)
+    assert through.all() and entry[0, 2] == pytest.approx(TOP, abs=1e-6) and normal[0, 2] == pytest.approx(1.0)

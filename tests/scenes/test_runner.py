@@ -252,3 +252,22 @@ def test_step_warnings_reach_the_console_per_frame_and_the_summary(tmp_path):
     assert len(lines) <= 16  # at most one line per saved frame
     saved = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert saved["step_warnings"] == summary.extra["step_warnings"] and saved["start"]["warnings"] == []
+
+
+def test_a_resumed_run_keeps_its_start_report_and_warning_counts(tmp_path):
+    args = SHORT + ["simulation.max_iterations=1", "simulation.tolerance=1e-9"]
+    whole = run_scene(load_scene("hang-a2", args), tmp_path / "whole")
+    sc = load_scene("hang-a2", args)
+    real_step, calls = sc.stepper.step, {"n": 0}
+
+    def flaky(state, *a, **k):
+        calls["n"] += 1
+        if calls["n"] == 30:
+            raise KeyboardInterrupt
+        return real_step(state, *a, **k)
+
+    sc.stepper.step = flaky
+    assert run_scene(sc, tmp_path / "part").interrupted
+    done = resume_run(tmp_path / "part")
+    assert done.extra["step_warnings"] == whole.extra["step_warnings"]
+    assert done.extra["start"] == whole.extra["start"]

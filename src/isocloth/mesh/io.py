@@ -443,10 +443,10 @@ def _write_obj(path: Path, mesh: Mesh, x: np.ndarray, comment: str | None = None
     uv = _flat_rest_uv(mesh)
     lines = [f"# isocloth mesh {mesh.name!r}: {mesh.node_count} vertices, {mesh.triangle_count} "
              f"triangles, {mesh.quad_count} quads; units m"]
-    if comment:
-        lines += [f"# {line}" for line in comment.splitlines()]
     if uv is not None:
         lines.append(_REST_VT_MARK)  # read_mesh(rest="auto") takes these vt as the rest shape
+    if comment:
+        lines += [f"# {line}" for line in comment.splitlines()]
     if x.shape[0]:
         lines.append("\n".join("v " + r for r in _fmt(x).split("\n")))
     k = 0

@@ -17,7 +17,7 @@ def segment_distance(P0, P1, Q0, Q1) -> np.ndarray:
     """Smallest distance (k,) float64 [m] between segments P0P1 and Q0Q1 ((k, 3) or (3,) each):
     the clamped closest parameters of the two lines (Ericson, *Real-Time Collision Detection*,
     §5.1.9), then each parameter re-clamped against the other's."""
-    P0, P1, Q0, Q1 = (np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in (P0, P1, Q0, Q1))
+    P0, P1, Q0, Q1 = np.broadcast_arrays(*(np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in (P0, P1, Q0, Q1)))
     d1, d2, r = P1 - P0, Q1 - Q0, P0 - Q0
     a, e = np.einsum("kd,kd->k", d1, d1), np.einsum("kd,kd->k", d2, d2)
     b, c, f = np.einsum("kd,kd->k", d1, d2), np.einsum("kd,kd->k", d1, r), np.einsum("kd,kd->k", d2, r)
@@ -27,6 +27,13 @@ def segment_distance(P0, P1, Q0, Q1) -> np.ndarray:
     t = np.divide(b * s + f, e, out=np.zeros_like(s), where=e > 0)
     t_c = np.clip(t, 0.0, 1.0)
     s = np.where(t != t_c, np.clip(np.divide(b * t_c - c, a, out=np.zeros_like(s), where=a > 0), 0.0, 1.0), s)
+    # degenerate segments (Ericson's first cases): Q a point, then P a point
+    point_q = e <= 1e-300
+    s = np.where(point_q, np.clip(np.divide(-c, a, out=np.zeros_like(s), where=a > 0), 0.0, 1.0), s)
+    t_c = np.where(point_q, 0.0, t_c)
+    point_p = a <= 1e-300
+    s = np.where(point_p, 0.0, s)
+    t_c = np.where(point_p & ~point_q, np.clip(np.divide(f, e, out=np.zeros_like(s), where=e > 0), 0.0, 1.0), t_c)
     return np.linalg.norm(P0 + s[:, None] * d1 - Q0 - t_c[:, None] * d2, axis=1)
 
 
@@ -44,7 +51,8 @@ def corner_distances(x, corners) -> np.ndarray:
 
 
 def aligned(P, Q) -> tuple[np.ndarray, np.ndarray]:
-    """P and Q (k, 3) centred, Q rotated onto P (least squares over corresponding points)."""
+    """(P, Q) (k, 3) float64 [m] centred, Q rotated onto P: the rotation minimising the summed
+    squared distances of corresponding points (Kabsch; ``Rotation.align_vectors``)."""
     P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
     P, Q = P - P.mean(axis=0), Q - Q.mean(axis=0)
     rot, _ = Rotation.align_vectors(P, Q)

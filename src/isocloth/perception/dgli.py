@@ -31,9 +31,9 @@ __all__ = ["DEFAULT_CLIP", "cloth_coordinates", "coordinate_matrix", "corner_adj
            "tetrahedron_volume"]
 
 DEFAULT_CLIP = 100.0
-"""|dGLI| clipped at this value (Remark 7.3.3 clips nearly intersecting segments without giving the
-threshold; for segments of length L at distance d the value grows like 1/d, and with unit-size
-cloth it stays below 10 unless two segments nearly touch)."""
+"""|dGLI| [1/m] clipped at this value (Remark 7.3.3 clips nearly intersecting segments without giving
+the threshold; docs/design/perception.md). dGLI scales as 1/length: for cloth far smaller than a
+metre pass a larger ``clip`` (or None)."""
 
 E3 = np.array([0.0, 0.0, 1.0])
 
@@ -104,6 +104,10 @@ def _inner_scalar(s, w0, w1, w2, m0, m1, m2, d0, d1, d2) -> float:
     a = d0 * d0 + d1 * d1 + d2 * d2
     b = 2.0 * (x * d0 + y * d1 + z * d2)
     c = x * x + y * y + z * z
+    if a == 0.0:  # CD is a point
+        return c ** -1.5 if c > 0.0 else math.inf
+    if c == 0.0 or a + b + c <= 0.0:  # the point is C or D
+        return math.inf
     cx, cy, cz = d1 * z - d2 * y, d2 * x - d0 * z, d0 * y - d1 * x
     delta = 4.0 * (cx * cx + cy * cy + cz * cz)
     if delta > 1e-14 * a * c:
@@ -117,17 +121,22 @@ def _inner_scalar(s, w0, w1, w2, m0, m1, m2, d0, d1, d2) -> float:
 def inverse_cube_integral(A, B, C, D) -> np.ndarray:
     """ℐ = (1/4π) ∫₀¹∫₀¹ ds dt / ‖C + t CD − A − s AB‖³ (k,) [1/m³] of eq. 7.5: the inner integral
     in closed form (:func:`_inner_scalar`), the outer one adaptive (relative
-    accuracy 1e-12, ``scipy.integrate.quad``), so that close segments are resolved. 𝒢 = 𝒱·ℐ."""
+    accuracy 1e-12, ``scipy.integrate.quad``), so that close segments are resolved; +inf for
+    segments that meet (they share a point). 𝒢 = 𝒱·ℐ."""
     import warnings
 
     from scipy import integrate
 
+    from isocloth.perception.baselines import segment_distance
+
     A, B, C, D = _points(A, B, C, D)
-    out = np.empty(A.shape[0])
+    out = np.full(A.shape[0], np.inf)  # segments that meet: ℐ diverges
+    scale = np.maximum(np.linalg.norm(B - A, axis=1), np.linalg.norm(D - C, axis=1))
+    apart = segment_distance(A, B, C, D) > 1e-12 * np.maximum(scale, 1e-300)
     with warnings.catch_warnings():
         # nearly intersecting segments: ℐ ~ 1/distance², reached only to a few digits (clipped by dgli)
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        for k in range(A.shape[0]):
+        for k in np.flatnonzero(apart):
             out[k] = integrate.quad(_inner_scalar, 0.0, 1.0, args=tuple((C[k] - A[k]).tolist() + (A[k] - B[k]).tolist()
                                                                         + (D[k] - C[k]).tolist()),
                                     epsabs=0.0, epsrel=1e-12, limit=400)[0]
@@ -158,7 +167,8 @@ def directional_derivative(A, B, C, D, vA, vB, vC, vD, step: float = 1e-6) -> np
 def dgli(A, B, C, D, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP) -> np.ndarray:
     """dGLI (k,) float64 [1/m] of the segments AB and CD (Definition 14, eq. 7.7): the one-sided
     difference of 𝒢 = 𝒱·ℐ when B and D move by ``epsilon`` [m] along +z (Remark 7.3.2),
-    [𝒱(ε) − 𝒱]/ε · ℐ(ε) + 𝒱 · [ℐ(ε) − ℐ]/ε, clipped to ±``clip`` (Remark 7.3.3; None: no clipping).
+    [𝒱(ε) − 𝒱]/ε · ℐ(ε) + 𝒱 · [ℐ(ε) − ℐ]/ε, clipped to ±``clip`` (Remark 7.3.3; None: no clipping);
+    segments that meet give +clip (+inf without clipping).
     Symmetric in (AB) ↔ (CD) and invariant under translations and rotations about z.
 
     Raises
@@ -177,7 +187,9 @@ def dgli(A, B, C, D, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP
     # 𝒱(ε) = 𝒱 + ε ∂𝒱 exactly (the ε² term holds e3 × e3 = 0): the difference quotient of 𝒱 is ∂𝒱
     zero, up = np.zeros_like(A), np.broadcast_to(E3, A.shape)
     dV = _volume_derivative(A, B, C, D, zero, up, zero, up)
-    out = dV * I1 + V0 * (I1 - I0) / epsilon
+    with np.errstate(invalid="ignore"):
+        out = dV * I1 + V0 * (I1 - I0) / epsilon
+    out = np.where(np.isfinite(I0) & np.isfinite(I1), out, np.inf)  # segments that meet: beyond any clip
     return out if clip is None else np.clip(out, -clip, clip)
 
 
@@ -198,7 +210,7 @@ def corner_adjacent_segments(boundary: np.ndarray, corners: np.ndarray) -> np.nd
     Raises
     ------
     ValueError
-        If a corner is not on the loop, or the sides are shorter than three edges.
+        If a corner is not on the loop, or a side has fewer than five edges.
     """
     loop = np.asarray(boundary, dtype=np.int64)
     b = loop.size
@@ -208,8 +220,9 @@ def corner_adjacent_segments(boundary: np.ndarray, corners: np.ndarray) -> np.nd
     except KeyError as exc:
         raise ValueError(f"corner node {exc.args[0]} is not on the boundary loop") from None
     sides = np.diff(at + [at[0] + b])
-    if len(at) != 4 or sides.min() < 3:
-        raise ValueError(f"need 4 corners with at least 3 boundary edges between them, got sides of {sides.tolist()} edges")
+    if len(at) != 4 or sides.min() < 5:
+        raise ValueError(f"need 4 corners with at least 5 boundary edges between them (two segments per side that "
+                         f"share no node), got sides of {sides.tolist()} edges")
     starts = sorted({(i - 2) % b for i in at} | {(i + 1) % b for i in at}, key=lambda i: (i - at[0]) % b)
     return np.array([[loop[i], loop[(i + 1) % b]] for i in starts], dtype=np.int64)
 

@@ -51,7 +51,8 @@ def davies_bouldin(samples, labels, distance: Callable = spearman_distance) -> f
     Raises
     ------
     ValueError
-        If there are fewer than two classes or samples and labels differ in length.
+        If there are fewer than two classes, samples and labels differ in length, or two class
+        centres are at distance 0.
     """
     X = np.asarray(samples, dtype=np.float64)
     labels = np.asarray(labels)
@@ -62,7 +63,13 @@ def davies_bouldin(samples, labels, distance: Callable = spearman_distance) -> f
         raise ValueError("the Davies–Bouldin index needs at least two classes")
     centres = np.array([X[labels == c].mean(axis=0) for c in classes])
     sigma = np.array([np.mean([distance(p, centres[k]) for p in X[labels == c]]) for k, c in enumerate(classes)])
-    worst = [max((sigma[i] + sigma[j]) / distance(centres[i], centres[j]) for j in range(classes.size) if j != i)
+    apart = np.array([[distance(centres[i], centres[j]) if i != j else np.inf for j in range(classes.size)]
+                      for i in range(classes.size)])
+    if not (apart > 0).all():
+        i, j = np.argwhere(~(apart > 0))[0]
+        raise ValueError(f"classes {classes[i]!r} and {classes[j]!r} have centres at distance 0: the index is "
+                         "undefined (merge them, or use a distance that separates them)")
+    worst = [max((sigma[i] + sigma[j]) / apart[i, j] for j in range(classes.size) if j != i)
              for i in range(classes.size)]
     return float(np.mean(worst))
 

@@ -18,7 +18,7 @@ S_f = S(φ_f) + εI, computed at an earlier iterate φ_f, possibly of the previo
 as the preconditioner of conjugate gradients on the current Newton system (Saad, *Iterative Methods
 for Sparse Linear Systems*, 2003, §9.2; the "inexact Newton" step of Dembo, Eisenstat & Steihaug 1982):
 
-    (S(φ_j) + εI) Δλ = C(φ_j)  to a scaled residual of max(η |C|, 0.1 tolerance),   Δφ = −M⁻¹ ∇C(φ_j)ᵀ Δλ,
+    (S(φ_j) + εI) Δλ = C(φ_j)  to a scaled residual of η |C|,   Δφ = −M⁻¹ ∇C(φ_j)ᵀ Δλ,
 
 whose product with S(φ_j) is applied through ∇C without assembling it. The step is then a Newton
 step up to that residual; S is refactored at φ_j when conjugate gradients need more than
@@ -28,7 +28,7 @@ steps instead: Δφ from the KKT solve of φ_f, kept only if it shrinks the scal
 ``refactor_ratio``, within a time step only, converging to ``chord_tolerance`` × tolerance. φ_f is
 returned (``SolveResult.factor_point``) and the stepper carries it in the State, so a step is a
 function of its State (resumed runs are bit-identical). Normals of an *earlier* iterate in the mass
-metric would act as a force along the motion: a swinging plate then changed its period by 3 %
+metric would act as a force along the motion and change the period of a swinging plate
 (docs/design/linear-algebra.md).
 
 Stopping rule: max_r |C_r| / scale_r ≤ tolerance (default 1e-3, the thesis' "relative tolerance
@@ -99,15 +99,15 @@ class SolverProjection:
         Implicit metric: a chord step must reduce the scaled residual norm to at most this
         fraction (in (0, 1)), else S is refactored (default 0.8).
     chord_tolerance : float
-        Implicit metric: a step whose last correction was a chord step stops only at
-        ``chord_tolerance`` × ``tolerance`` (in (0, 1]; default 0.1). Chord steps converge
-        linearly and stop just below the tolerance, where a Newton step usually overshoots it by
-        orders of magnitude.
+        A step whose last correction was taken on the kept factorization (a chord step, or an
+        inexact Newton step in the mass metric) stops only at ``chord_tolerance`` × ``tolerance``
+        (in (0, 1]; default 0.1): such steps stop just below the tolerance, where an exact Newton
+        step usually overshoots it by orders of magnitude, and a residual left in the tolerance band
+        keeps nearly static cloth moving (docs/design/linear-algebra.md).
     reuse_drift : float
         The kept factorization is dropped once the iterate's ∇C has moved from the factorization's
         by more than this fraction, max |A(φ − φ_f)| / max |A φ_f| (> 0; default 0.1): bounds the
-        age of S_f (a Newton step's own linearisation point differs from the converged positions
-        by 4–9 % on the 20×20 benchmark sheet).
+        age of S_f (docs/design/linear-algebra.md).
     merit_growth : float
         Line search of Newton steps: the step is halved (≤ 3 times) while the scaled residual norm
         exceeds ``merit_growth`` × the largest norm of the last three iterates (≥ 1; default 2).
@@ -360,7 +360,7 @@ class SolverProjection:
                 if fresh:
                     dl = system.solve_factored(rhs)
                 else:  # the Newton step, solved by conjugate gradients on the kept factorization
-                    target = max(self.FORCING * res, 0.1 * self.tolerance)
+                    target = self.FORCING * res  # also below the tolerance (min_iterations, chord_tolerance)
                     dl = self._krylov_solve(system, AX, rhs, alpha, scale, target)
                     if dl is None:
                         valid = False  # the kept factorization is too far from S(φ_j): refactor
@@ -420,7 +420,7 @@ class SolverProjection:
 
     FORCING = 0.1
     """Forcing term η of the Newton steps on a kept factorization: conjugate gradients stop at a
-    scaled residual of max(η |C|, 0.1 tolerance) (measured choice, docs/design/linear-algebra.md)."""
+    scaled residual of η |C| (measured choice, docs/design/linear-algebra.md)."""
 
     KRYLOV_ITERATIONS = 20
     """Cap on conjugate-gradient iterations of a Newton step on a kept factorization (a triangular

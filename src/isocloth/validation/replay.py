@@ -266,7 +266,7 @@ class Replay:
                 raise RecordingError(f"grasp marker {unknown[0]!r} is not a cloth marker ({', '.join(grid.names)})")
             self.grasp_markers = np.array([lookup[n] for n in opts.grasp], dtype=np.int64)
         if not self.obstacles:  # a hanging cloth: it must hang down from its grasps
-            _check_up_axis(rec.markers, self.grasp_markers, self.size)
+            _check_up_axis(rec.markers, self.grasp_markers, self.size, rec.metadata.get("up_axis", "z"))
         self._build_geometry()
         self._models: dict = {}
         self._x0: dict = {}
@@ -543,11 +543,12 @@ HANGING_COSINE = 0.5
 """A cloth without obstacles must hang from its grasped markers within acos(0.5) = 60° of −z."""
 
 
-def _check_up_axis(markers: np.ndarray, grasp: np.ndarray, size: tuple[float, float]) -> None:
+def _check_up_axis(markers: np.ndarray, grasp: np.ndarray, size: tuple[float, float], read_with: str = "z") -> None:
     """RecordingError when a cloth held by its ``grasp`` markers, markers (F, m, 3) [m] in the z-up
-    frame, does not hang down: the mean offset of its free markers from its grasped ones (over every
-    frame) leans more than 60° away from −z (and is longer than a tenth of the cloth): the
-    recording's vertical axis (``--up-axis``) is probably wrong."""
+    frame (converted from the file with ``up_axis = read_with``), does not hang down: the mean
+    offset of its free markers from its grasped ones (over every frame) leans more than 60° away
+    from −z (and is longer than a tenth of the cloth). The message names the file axis the cloth
+    hangs along, and suggests it as ``--up-axis`` when the cloth hangs towards its negative end."""
     free = np.setdiff1d(np.arange(markers.shape[1]), grasp)
     if free.size == 0 or grasp.size == 0:
         return
@@ -557,12 +558,16 @@ def _check_up_axis(markers: np.ndarray, grasp: np.ndarray, size: tuple[float, fl
     length = float(np.linalg.norm(d))
     if not np.isfinite(length) or length < 0.1 * max(size) or -d[2] / length >= HANGING_COSINE:
         return
-    k = int(np.argmax(np.abs(d)))
-    where = ('+' if d[k] > 0 else '-') + 'xyz'[k]
+    from isocloth.validation.recordings import axes_matrix
+
+    f = axes_matrix(read_with).T @ d  # the offset in the file's axes
+    k = int(np.argmax(np.abs(f)))
+    where = ("+" if f[k] > 0 else "-") + "xyz"[k]
+    advice = (f"read it with --up-axis {'xyz'[k]}" if f[k] < 0 and "xyz"[k] != str(read_with).lower() else
+              "no --up-axis makes it hang down")
     raise RecordingError(
-        f"the cloth hangs from its grasped markers towards {where} (mean offset {np.round(d, 3).tolist()} m), not down "
-        f"(-z): the recording's vertical axis is probably not the one it was read with; read it with --up-axis "
-        f"{'xyz'[k]} if that axis points up in the file, or check the grasp markers (--grasp)")
+        f"the cloth hangs from its grasped markers towards {where} in the file's axes (read with --up-axis "
+        f"{read_with}), not down: {advice}; or check the grasp markers (--grasp)")
 
 
 def replay_from_scene(recording: Recording, scene, overrides=None, options: ReplayOptions | None = None) -> Replay:

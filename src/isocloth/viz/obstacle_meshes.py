@@ -87,11 +87,22 @@ def _split_to_size(tris: np.ndarray, size: float) -> np.ndarray:
     large faces (a box's sides) do not sort as a whole in front of or behind the cloth."""
     import trimesh
 
-    if not size > 0:
+    if not size > 0 or tris.shape[0] == 0:
         return tris
-    v, f = trimesh.remesh.subdivide_to_size(tris.reshape(-1, 3), np.arange(tris.shape[0] * 3).reshape(-1, 3),
-                                            max_edge=size, max_iter=12)
+    try:
+        v, f = trimesh.remesh.subdivide_to_size(tris.reshape(-1, 3), np.arange(tris.shape[0] * 3).reshape(-1, 3),
+                                                max_edge=size, max_iter=8)
+    except ValueError:  # faces hundreds of times larger than the view: drawn whole
+        return tris
     return np.asarray(v)[np.asarray(f)]
+
+
+def _near_view(tris: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The triangles (k, 3, 3) whose bounding boxes meet the box [low, high] grown on every side by
+    half its largest extent (as far as :func:`isocloth.viz.render.scene_bounds` reaches)."""
+    grow = 0.5 * max(float((high - low).max()), 1e-3)
+    keep = (tris.max(axis=1) >= low - grow).all(axis=1) & (tris.min(axis=1) <= high + grow).all(axis=1)
+    return tris[keep]
 
 
 class ObstacleGeometry:
@@ -126,8 +137,15 @@ class ObstacleGeometry:
                 self._thin.append(obs)
                 continue
             tris = _reference_triangles(obs, b[0], b[1])
-            if tris is not None and tris.size:
-                self._solid.append((obs, _split_to_size(tris, float(np.linalg.norm(b[1] - b[0])) / _CELLS)))
+            if tris is None or not tris.size:
+                continue
+            pose = obs.motion.pose(0.0)
+            view_lo, view_hi = (b if pose.is_identity else
+                                np.sort(pose.apply_inverse(np.stack([b[0], b[1]])), axis=0))  # (static: exact)
+            tris = _near_view(_split_to_size(_near_view(tris, view_lo, view_hi),
+                                             float(np.linalg.norm(b[1] - b[0])) / _CELLS), view_lo, view_hi)
+            if tris.size:
+                self._solid.append((obs, tris))
 
     @property
     def empty(self) -> bool:

@@ -204,19 +204,24 @@ class Obstacle(ABC):
         """(centre (3,), radius) in reference coordinates enclosing the obstacle, or None."""
         return None
 
-    PASSAGE_SLENDERNESS = 0.05
+    PASSAGE_TURN = 0.5
     """A path that enters and leaves the contact surface passed through the obstacle when the
-    middle of its inside part lies deeper than this fraction of that part's length (and than
-    ``depth``): chords of a curved surface travelled within one step are shallower."""
+    outward normals at its entry and exit differ by more than acos(``PASSAGE_TURN``) = 60° (a slab
+    crossed at any angle: 180°; a chord of a curved surface travelled within one step: its small
+    arc) and the middle of its inside part is deeper than ``depth``."""
 
     SWEEP_STEPS = 64
-    """Cap on conservative-advancement steps of :meth:`swept_passage` per direction."""
+    """Cap on conservative-advancement steps of :meth:`swept_passage` per direction; paths that
+    graze a face (sphere tracing then advances slowly) are sampled at ``SWEEP_SAMPLES`` points."""
+
+    SWEEP_SAMPLES = 64
 
     def _march(self, q0: np.ndarray, d: np.ndarray, tau: np.ndarray, direction: float, tol: float) -> np.ndarray:
-        """Conservative advancement (Hart 1996, "sphere tracing") along q0 + τ d (k, 3) from τ (k,)
-        in ``direction`` ±1 until H ≤ tol: the first τ where H reaches tol, nan when the segment
-        [0, 1] ends first. Safe for true distance functions (|∇d| ≤ 1): a step of H / ‖d‖ never
-        passes the surface."""
+        """The first τ ∈ [0, 1] from τ (k,) in ``direction`` ±1 along q0 + τ d (k, 3) where H ≤ tol,
+        nan when there is none. Conservative advancement (Hart 1996, "sphere tracing": a step of
+        H / ‖d‖ never passes the surface of a true distance function); paths it has not settled
+        within ``SWEEP_STEPS`` (grazing a face) are sampled at ``SWEEP_SAMPLES`` points and the
+        first sign change is bisected."""
         length = np.linalg.norm(d, axis=1)
         tau = tau.copy()
         out = np.full(tau.size, np.nan)
@@ -228,7 +233,24 @@ class Obstacle(ABC):
             tau[live] += direction * np.where(hit, 0.0, h / length[live])
             live = live[~hit & (tau[live] >= 0.0) & (tau[live] <= 1.0)]
             if live.size == 0:
-                break
+                return out
+        # grazing paths: sample from the current τ to the end and bisect the first sample inside
+        end = 1.0 if direction > 0 else 0.0
+        u = np.linspace(0.0, 1.0, self.SWEEP_SAMPLES + 1)[1:]
+        t = tau[live, None] + u[None, :] * (end - tau[live])[:, None]  # (l, S)
+        pts = q0[live, None, :] + t[..., None] * d[live, None, :]
+        h = (self._sdf_local(pts.reshape(-1, 3)) - self._thickness).reshape(t.shape)
+        inside = h <= tol
+        found = inside.any(axis=1)
+        first = np.argmax(inside, axis=1)
+        rows = np.flatnonzero(found)
+        lo = np.where(first[rows] > 0, t[rows, np.maximum(first[rows] - 1, 0)], tau[live[rows]])
+        hi = t[rows, first[rows]]
+        for _ in range(40):
+            mid = 0.5 * (lo + hi)
+            hm = self._sdf_local(q0[live[rows]] + mid[:, None] * d[live[rows]]) - self._thickness
+            lo, hi = np.where(hm <= tol, lo, mid), np.where(hm <= tol, mid, hi)
+        out[live[rows]] = hi
         return out
 
     def swept_passage(self, p0, t0: float, p1, t1: float, depth: float
@@ -238,9 +260,10 @@ class Obstacle(ABC):
         surface inflated by the thickness) although they started outside it (or on it, less than
         ``depth`` inside).
 
-        A point passed through when its path enters the surface and either leaves it again with
-        the middle of its inside part deeper than ``depth`` and than ``PASSAGE_SLENDERNESS`` times
-        that part's length (a thin obstacle crossed within one step), or ends inside where the closest surface faces away from the entry (past the
+        A point passed through when its path enters the surface and either leaves it again where
+        the surface faces more than 60° away from the entry (``PASSAGE_TURN``), with the middle of
+        its inside part deeper than ``depth`` (a thin obstacle crossed within one step), or ends
+        inside where the closest surface faces away from the entry (past the
         obstacle's middle). A point that ends inside near where it entered is not reported: the
         closest-point row of :meth:`evaluate_contact` holds it. Obstacles that are not true
         distance functions (``_contact_slope``) report nothing.
@@ -255,6 +278,11 @@ class Obstacle(ABC):
         -------
         (through (k,) bool, entry points (k, 3) [m] on the contact surface at t1, outward unit
         normals there (k, 3)), world frame; the points and normals of points not through are 0.
+
+        Raises
+        ------
+        ValueError
+            If p0 or p1 is not (k, 3).
         """
         pose0, q0 = self._local(p0, t0)
         pose1, q1 = self._local(p1, t1)
@@ -263,7 +291,7 @@ class Obstacle(ABC):
         point, normal = np.zeros((k, 3)), np.zeros((k, 3))
         d = q1 - q0
         length = np.linalg.norm(d, axis=1)
-        if self._contact_slope(q0[:1]) is not None or k == 0:
+        if k == 0 or self._contact_slope(q0[:1]) is not None:
             return through, point, normal
         h0 = self._sdf_local(q0) - self._thickness
         h1 = self._sdf_local(q1) - self._thickness
@@ -271,7 +299,7 @@ class Obstacle(ABC):
         cand = np.flatnonzero((h0 >= -depth) & (length > 0.0) & (length >= h0) & (h1 < length))
         if cand.size == 0:
             return through, point, normal
-        tol = 1e-9 * max(1.0, float(length[cand].max()))
+        tol = min(1e-3 * depth, 1e-6 * max(1.0, float(length[cand].max()))) if depth > 0 else 1e-9
         t_in = self._march(q0[cand], d[cand], np.zeros(cand.size), 1.0, tol)
         hit = np.isfinite(t_in)
         cand, t_in = cand[hit], t_in[hit]
@@ -290,10 +318,11 @@ class Obstacle(ABC):
             t_out = np.where(np.isfinite(t_out), t_out, t_in[o])
             mid = 0.5 * (t_in[o] + t_out)
             h_mid = self._sdf_local(q0[cand[o]] + mid[:, None] * d[cand[o]]) - self._thickness
-            # a chord of a curved surface dips by ℓ²/8R over an inside part of length ℓ; a crossed
-            # thin obstacle is about as deep as it is long (half, at normal incidence)
-            inside = (t_out - t_in[o]) * length[cand[o]]
-            passed[o] = h_mid < -np.maximum(depth, self.PASSAGE_SLENDERNESS * inside)
+            # through the obstacle: the surface turned between entry and exit (a crossed slab: its
+            # other face), unlike a chord of a curved surface travelled within one step
+            g_out = self._grad_local(q0[cand[o]] + t_out[:, None] * d[cand[o]])
+            turned = np.einsum("kd,kd->k", g_in[o], g_out) < self.PASSAGE_TURN
+            passed[o] = (h_mid < -depth) & turned
         cand, q_in, g_in = cand[passed], q_in[passed], g_in[passed]
         through[cand] = True
         point[cand] = q_in if pose1.is_identity else pose1.apply(q_in)
