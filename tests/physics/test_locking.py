@@ -96,10 +96,12 @@ def test_free_corner_falls_and_the_sheet_folds_diagonally(runs):
     for name, r in runs.items():
         c, c0 = r["corner"], r["corner_start"]
         assert c0[2] - c[2] > 0.5 and c[2] < -0.5, name  # no locking: the corner falls > 50 cm
-        # diagonal fold: the corner ends below the diagonal, near the symmetry line x = y
-        assert abs(c[0] - c[1]) < 0.04, name
-        # the hanging flap, or (tri941) the stiffer equilibrium: see HANGING_FLAP
-        assert np.all(np.abs(c[:2]) < (0.2 if name in HANGING_FLAP else 0.3)), name
+        # diagonal fold: the corner ends below the diagonal, near the symmetry line x = y; the hanging
+        # flap, or (tri941) the stiffer, less symmetric equilibrium (|x − y| 1.1–4.3 cm over the runs of
+        # HANGING_FLAP's note)
+        flap = name in HANGING_FLAP
+        assert abs(c[0] - c[1]) < (0.04 if flap else 0.06), name
+        assert np.all(np.abs(c[:2]) < (0.2 if flap else 0.3)), name
         assert r["late_motion"] < 0.01, name  # at (near) equilibrium: < 1 cm in the last 0.25 s
 
 
