@@ -24,3 +24,22 @@ def sheet_660():
             "simulation": {"dt": 1 / 60, "duration": duration, "substeps": substeps}, "output": {"video": "none"}}
 
     return make
+
+
+@pytest.fixture
+def interrupt_at():
+    """Factory: (stepper, n) -> make the stepper's n-th ``step`` call raise KeyboardInterrupt
+    (Ctrl-C in the middle of a run); the other calls step as before."""
+
+    def install(stepper, n: int) -> None:
+        real_step, calls = stepper.step, {"n": 0}
+
+        def step(state, *a, **k):
+            calls["n"] += 1
+            if calls["n"] == n:
+                raise KeyboardInterrupt
+            return real_step(state, *a, **k)
+
+        stepper.step = step
+
+    return install

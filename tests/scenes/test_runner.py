@@ -45,20 +45,11 @@ def test_checkpoint_state_roundtrip(tmp_path):
 
 
 @pytest.mark.parametrize("extra", [[], ["simulation.substeps=2"]], ids=["one-step", "two-substeps"])
-def test_interrupt_then_resume_is_bit_identical(tmp_path, extra):
+def test_interrupt_then_resume_is_bit_identical(tmp_path, extra, interrupt_at):
     full = tmp_path / "full"
     run_scene(load_scene("hang-a2", SHORT + extra), full)
     sc = load_scene("hang-a2", SHORT + extra)
-    real_step = sc.stepper.step
-    calls = {"n": 0}
-
-    def flaky(state, *a, **k):
-        calls["n"] += 1
-        if calls["n"] == 33:
-            raise KeyboardInterrupt
-        return real_step(state, *a, **k)
-
-    sc.stepper.step = flaky
+    interrupt_at(sc.stepper, 33)
     part = tmp_path / "part"
     summary = run_scene(sc, part)
     assert summary.interrupted and summary.steps == 32
@@ -254,19 +245,11 @@ def test_step_warnings_reach_the_console_per_frame_and_the_summary(tmp_path):
     assert saved["step_warnings"] == summary.extra["step_warnings"] and saved["start"]["warnings"] == []
 
 
-def test_a_resumed_run_keeps_its_start_report_and_warning_counts(tmp_path):
+def test_a_resumed_run_keeps_its_start_report_and_warning_counts(tmp_path, interrupt_at):
     args = SHORT + ["simulation.max_iterations=1", "simulation.tolerance=1e-9"]
     whole = run_scene(load_scene("hang-a2", args), tmp_path / "whole")
     sc = load_scene("hang-a2", args)
-    real_step, calls = sc.stepper.step, {"n": 0}
-
-    def flaky(state, *a, **k):
-        calls["n"] += 1
-        if calls["n"] == 30:
-            raise KeyboardInterrupt
-        return real_step(state, *a, **k)
-
-    sc.stepper.step = flaky
+    interrupt_at(sc.stepper, 30)
     assert run_scene(sc, tmp_path / "part").interrupted
     done = resume_run(tmp_path / "part")
     assert done.extra["step_warnings"] == whole.extra["step_warnings"]

@@ -110,7 +110,7 @@ def test_a_step_is_a_function_of_its_state(tmp_path):
     assert np.array_equal(a.x, c.x)
 
 
-def test_interrupted_run_of_a_sparse_sheet_resumes_bit_identically(tmp_path):
+def test_interrupted_run_of_a_sparse_sheet_resumes_bit_identically(tmp_path, interrupt_at):
     """The runner's checkpoint holds State.factor_point: a resumed run repeats the chord steps."""
     from isocloth.io.trajectory import load_trajectory
     from isocloth.runner import resume_run, run_scene
@@ -131,15 +131,7 @@ def test_interrupted_run_of_a_sparse_sheet_resumes_bit_identically(tmp_path):
     run_scene(build_scene(config_from_dict(cfg)), full)
     sc = build_scene(config_from_dict(cfg))
     assert sc.model.active_rows.size > 600
-    real_step, calls = sc.stepper.step, {"n": 0}
-
-    def flaky(state, *a, **k):
-        calls["n"] += 1
-        if calls["n"] == 26:
-            raise KeyboardInterrupt
-        return real_step(state, *a, **k)
-
-    sc.stepper.step = flaky
+    interrupt_at(sc.stepper, 26)
     part = tmp_path / "part"
     assert run_scene(sc, part).interrupted
     resume_run(part)

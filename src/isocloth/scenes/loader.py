@@ -223,9 +223,9 @@ def _resolve_file(name: str, base_dir: Path) -> Path:
     return p
 
 
-def scene_obstacles(cfg: SceneConfig, base_dir: Path) -> list:
-    """The obstacles of a scene (solid and thin, in ``[[obstacles]]`` order); files are looked up
-    relative to ``base_dir``.
+def scene_obstacles(cfg: SceneConfig, base_dir: Path, specs=None) -> list:
+    """The obstacles of a scene (solid and thin, in ``[[obstacles]]`` order), or of ``specs`` (a
+    subset of ``cfg.obstacles``); files are looked up relative to ``base_dir``.
 
     Raises
     ------
@@ -235,7 +235,7 @@ def scene_obstacles(cfg: SceneConfig, base_dir: Path) -> list:
     from isocloth.scenes.obstacle_specs import build_obstacles
 
     out = []
-    for spec in cfg.obstacles:
+    for spec in cfg.obstacles if specs is None else specs:
         try:
             out += build_obstacles(spec, lambda name: _resolve_file(name, base_dir))
         except (ValueError, OSError) as exc:

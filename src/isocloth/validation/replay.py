@@ -596,8 +596,7 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
         For scene problems (an obstacle that cannot be built, e.g. a missing mesh file), or a
         rectangle mesh that is not a refinement of the marker grid.
     """
-    from isocloth.scenes.loader import SceneError, _resolve_file, load_scene_config, material_of
-    from isocloth.scenes.obstacle_specs import build_obstacles
+    from isocloth.scenes.loader import SceneError, load_scene_config, material_of, scene_obstacles
     from isocloth.scenes.schema import MeshRectangle
 
     cfg, base = load_scene_config(scene, overrides)
@@ -636,12 +635,7 @@ def replay_from_scene(recording: Recording, scene, overrides=None, options: Repl
                             "stick_mu": sticks[0].mu})
     defaults = ReplayOptions()
     opts = opts.replace(**{k: v for k, v in changes.items() if getattr(opts, k) == getattr(defaults, k)})
-    obstacles = []
-    for sp in specs:
-        try:
-            obstacles.extend(build_obstacles(sp, lambda name: _resolve_file(name, base)))
-        except (ValueError, OSError) as exc:
-            raise SceneError(f"obstacle {sp.name or sp.type}: {exc}") from None
+    obstacles = scene_obstacles(cfg, base, specs)
     contact = {"solver": cfg.simulation.solver, "margin": cfg.simulation.contact_margin,
                "penetration_tolerance": cfg.simulation.penetration_tolerance,
                "face_midpoints": cfg.simulation.face_midpoint_contacts}
