@@ -4,7 +4,13 @@ A :class:`Grasp` holds a set of nodes rigidly (one gripper, or a hanger holding 
 and moves them by a :class:`Trajectory`, a function of time returning a displacement [m] from
 the nodes' initial positions (optionally a rotation about a centre). ``ControlSchedule.at(t)``
 gives the :class:`Control` for a step; users driving the cloth from their own code (e.g. an RL
-policy) may build ``Control`` objects directly.
+policy) may build ``Control`` objects directly, or let a :class:`GraspController` grasp, move and
+release nodes at run time.
+
+Grasps need not last the whole run: a :class:`Grasp` with ``start`` / ``end`` holds its nodes only
+for steps ending in [start, end), and a ``Control`` may name its own grasped nodes. Grasped nodes
+are prescribed positions, eliminated from the dynamics (thesis §2.5); the stepper switches between
+the models of the grasp sets (``ClothModel.with_grasped_nodes``) without rebuilding anything else.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = [
-    "Control", "Grasp", "ControlSchedule", "Trajectory", "TrajectoryFixed", "TrajectoryWaypoints",
+    "Control", "Grasp", "ControlSchedule", "GraspController", "nodes_near", "Trajectory", "TrajectoryFixed", "TrajectoryWaypoints",
     "TrajectorySinusoid", "TrajectorySampled", "TrajectoryCallable", "TrajectoryRotation",
 ]
 
@@ -29,11 +35,54 @@ class Control:
     t : float
         Time [s] the targets refer to (the end of the step).
     grasp_targets : (g, 3) float64
-        Positions [m] of the grasped nodes, in ``ClothModel.grasp_nodes`` order.
+        Positions [m] of the grasped nodes at t, in the order of ``grasp_nodes``.
+    grasp_nodes : (g,) int64 or None
+        The nodes held in this step (distinct node indices; g = 0: none, the cloth is free).
+        None: the model's own grasped nodes (``ClothModel.grasp_nodes``). Nodes not held in the
+        previous step are attached at their targets; nodes held before and missing now are
+        released with the velocity of their last step.
     """
 
     t: float
     grasp_targets: np.ndarray
+    grasp_nodes: np.ndarray | None = None
+
+    def validated(self, node_count: int, default_nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(nodes (g,) int64, targets (g, 3) float64) of this control for a model of ``node_count``
+        nodes whose own grasped nodes are ``default_nodes``.
+
+        Raises
+        ------
+        ValueError naming the problem: targets that are not a (g, 3) array of finite positions, node
+        indices that are not integers in 0..n−1 or that repeat.
+        """
+        if self.grasp_nodes is None:
+            nodes = np.asarray(default_nodes, dtype=np.int64)
+        else:
+            raw = np.asarray(self.grasp_nodes)
+            if raw.ndim != 1 or (raw.size and not np.issubdtype(raw.dtype, np.integer)):
+                raise ValueError(f"control.grasp_nodes must be a 1-D array of node indices, got {raw.dtype} array "
+                                 f"of shape {raw.shape}")
+            nodes = raw.astype(np.int64)
+            bad = nodes[(nodes < 0) | (nodes >= node_count)]
+            if bad.size:
+                raise ValueError(f"control.grasp_nodes names node {int(bad[0])}, outside 0..{node_count - 1}")
+            uniq, counts = np.unique(nodes, return_counts=True)
+            if np.any(counts > 1):
+                raise ValueError(f"control.grasp_nodes names node {int(uniq[counts > 1][0])} twice; a node is "
+                                 "held by one target")
+        try:
+            targets = np.asarray(self.grasp_targets, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError("control.grasp_targets must be an array of positions [m]") from None
+        if targets.shape != (nodes.size, 3):
+            raise ValueError(f"control.grasp_targets must have shape {(nodes.size, 3)} (one position per grasped "
+                             f"node), got {targets.shape}")
+        if not np.isfinite(targets).all():
+            k = int(np.flatnonzero(~np.isfinite(targets).all(axis=1))[0])
+            raise ValueError(f"control.grasp_targets must be finite positions [m]; row {k} (grasped node "
+                             f"{int(nodes[k])}) is {targets[k].tolist()}")
+        return nodes, targets
 
 
 class Trajectory:
@@ -247,13 +296,28 @@ class Grasp:
     Attributes
     ----------
     nodes : (k,) int64 node indices.
-    trajectory : Trajectory (displacement from the nodes' initial positions).
+    trajectory : Trajectory (displacement from the nodes' positions when the grasp starts: their
+        initial positions for ``start`` = 0).
     name : str
+    start, end : float [s], the grasp holds its nodes in the steps that end at a time t with
+        start ≤ t < end (end None: to the end of the run); outside, the nodes are free.
     """
 
     nodes: tuple
     trajectory: Trajectory = field(default_factory=TrajectoryFixed)
     name: str = "grasp"
+    start: float = 0.0
+    end: float | None = None
+
+    def __post_init__(self):
+        if not np.isfinite(self.start) or self.start < 0:
+            raise ValueError(f"grasp {self.name!r}: start must be a time >= 0 s, got {self.start!r}")
+        if self.end is not None and not (np.isfinite(self.end) and self.end > self.start):
+            raise ValueError(f"grasp {self.name!r}: end must be a time after start ({self.start:g} s), got {self.end!r}")
+
+    def holds(self, t: float) -> bool:
+        """Whether the grasp holds its nodes in the step ending at t [s]."""
+        return self.start <= t + 1e-12 and (self.end is None or t < self.end - 1e-12)
 
 
 @dataclass(frozen=True)
@@ -271,17 +335,185 @@ class ControlSchedule:
     node_ids: np.ndarray
     initial_positions: np.ndarray
 
-    def at(self, t: float) -> Control:
-        """Grasp targets at time t [s]."""
+    @property
+    def timed(self) -> bool:
+        """Whether some grasp starts after 0 s or ends: the grasped nodes then change during the run."""
+        return any(g.start > 0 or g.end is not None for g in self.grasps)
+
+    def anchors(self, t: float, x: np.ndarray, anchors: np.ndarray | None) -> np.ndarray:
+        """Positions (g, 3) float64 [m] the trajectories start from, for the step ending at t [s]:
+        ``anchors`` (the previous step's; None: the initial positions, NaN for grasps that start
+        later) with the grasps that start holding at t anchored at their nodes' positions in ``x``
+        (n, 3), the positions at the start of that step."""
+        out = np.array(self.initial_positions if anchors is None else anchors, dtype=np.float64, copy=True)
+        if anchors is None:
+            self._rows(out, lambda g: g.start > 0, np.nan)
+        first = 0
+        for g in self.grasps:
+            k = len(g.nodes)
+            block = out[first:first + k]
+            if g.holds(t) and np.isnan(block).any():
+                block[:] = x[list(g.nodes)]
+            first += k
+        return out
+
+    def _rows(self, out: np.ndarray, which, value) -> None:
+        first = 0
+        for g in self.grasps:
+            k = len(g.nodes)
+            if which(g):
+                out[first:first + k] = value
+            first += k
+
+    def at(self, t: float, anchors: np.ndarray | None = None) -> Control:
+        """Grasp targets at time t [s]. ``anchors`` (g, 3) [m]: the positions the trajectories
+        start from (:meth:`anchors`; default the initial positions). With timed grasps the Control
+        names the nodes held at t (``Control.grasp_nodes``)."""
+        base = self.initial_positions if anchors is None else np.asarray(anchors, dtype=np.float64)
         out = np.empty_like(self.initial_positions)
+        held = np.ones(self.node_ids.size, dtype=bool)
         start = 0
         for g in self.grasps:
             k = len(g.nodes)
-            x0 = self.initial_positions[start:start + k]
+            x0 = base[start:start + k]
             out[start:start + k] = x0 + g.trajectory.displacement(t, x0)
+            held[start:start + k] = g.holds(t)
             start += k
-        return Control(t=float(t), grasp_targets=out)
+        if not self.timed:
+            return Control(t=float(t), grasp_targets=out)
+        if np.isnan(out[held]).any():
+            raise ValueError("a grasp that starts after 0 s needs the anchors of ControlSchedule.anchors "
+                             "(the positions of its nodes when it starts)")
+        return Control(t=float(t), grasp_targets=out[held], grasp_nodes=self.node_ids[held])
 
     def describe(self) -> list[dict]:
-        return [{"name": g.name, "nodes": list(map(int, g.nodes)), "trajectory": g.trajectory.describe()}
-                for g in self.grasps]
+        return [{"name": g.name, "nodes": list(map(int, g.nodes)), "trajectory": g.trajectory.describe(),
+                 "start": g.start, "end": g.end} for g in self.grasps]
+
+
+def nodes_near(x: np.ndarray, point, radius: float | None = None) -> np.ndarray:
+    """Nodes a gripper at ``point`` (3,) [m] takes from positions x (n, 3) [m]: every node within
+    ``radius`` [m] (sorted), or, for None or when none is that close, the nearest node (1,) int64.
+
+    Raises
+    ------
+    ValueError if the point is not a finite (3,) position or the radius is not > 0.
+    """
+    p = np.asarray(point, dtype=np.float64)
+    if p.shape != (3,) or not np.isfinite(p).all():
+        raise ValueError(f"a grasp point must be a finite position (3,) [m], got {np.asarray(point).tolist()}")
+    if radius is not None and not (np.isfinite(radius) and radius > 0):
+        raise ValueError(f"a gripper radius must be > 0 m, got {radius!r}")
+    d = np.linalg.norm(np.asarray(x, dtype=np.float64) - p, axis=1)
+    if radius is not None:
+        inside = np.flatnonzero(d <= radius)
+        if inside.size:
+            return inside.astype(np.int64)
+    return np.array([int(np.argmin(d))], dtype=np.int64)
+
+
+class GraspController:
+    """Grasps that a program opens, moves and closes while it steps the cloth (a robot policy).
+
+    ``grasp`` attaches nodes (given, or those near a point) where they are, ``move_to`` /
+    ``move_by`` set where a grasp takes them in the next step, ``release`` lets them go, and
+    :meth:`control` gives the :class:`Control` of the next step::
+
+        hand = GraspController(model.node_count)
+        h = hand.grasp(state.x, point=(0.5, 0.5, 0.0))
+        hand.move_by(h, (0.0, 0.0, 0.01))
+        state, info = stepper.step(state, hand.control(state.t + stepper.dt))
+        hand.release(h)
+
+    A node belongs to one grasp at a time. ``StepInfo.grasp_forces`` holds the force of each held
+    node in :attr:`nodes` order (``grasp_force(info, handle)`` sums a grasp's).
+    """
+
+    def __init__(self, node_count: int) -> None:
+        self.node_count = int(node_count)
+        self._grasps: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # handle -> (nodes, targets)
+        self._next = 0
+
+    def grasp(self, x: np.ndarray, *, nodes=None, point=None, radius: float | None = None) -> int:
+        """Attach ``nodes`` (k,) int, or the nodes near ``point`` (:func:`nodes_near` with
+        ``radius``), at their positions in x (n, 3) [m]; returns the grasp's handle.
+
+        Raises
+        ------
+        ValueError if neither or both of nodes and point are given, x is not (n, 3) and finite, a node
+        index is out of range, or a node is already held by another grasp.
+        """
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != (self.node_count, 3) or not np.isfinite(x).all():
+            raise ValueError(f"grasp needs the current positions, a finite ({self.node_count}, 3) array")
+        if (nodes is None) == (point is None):
+            raise ValueError("grasp needs either nodes or a point")
+        if nodes is None:
+            idx = nodes_near(x, point, radius)
+        else:
+            idx = np.unique(np.asarray(nodes, dtype=np.int64).ravel())
+            if idx.size == 0:
+                raise ValueError("a grasp needs at least one node")
+            if idx.min() < 0 or idx.max() >= self.node_count:
+                raise ValueError(f"grasp node {int(idx[(idx < 0) | (idx >= self.node_count)][0])} is outside "
+                                 f"0..{self.node_count - 1}")
+        taken = np.intersect1d(idx, self.nodes)
+        if taken.size:
+            raise ValueError(f"node {int(taken[0])} is already held by another grasp; release it first")
+        handle = self._next
+        self._next += 1
+        self._grasps[handle] = (idx, x[idx].copy())
+        return handle
+
+    def _get(self, handle: int) -> tuple[np.ndarray, np.ndarray]:
+        if handle not in self._grasps:
+            raise ValueError(f"no open grasp with handle {handle!r} (open: {sorted(self._grasps)})")
+        return self._grasps[handle]
+
+    def move_to(self, handle: int, targets) -> None:
+        """Targets (3,) — the grasp's centroid — or (k, 3) per node [m] for the next step."""
+        nodes, old = self._get(handle)
+        t = np.asarray(targets, dtype=np.float64)
+        if t.shape == (3,):
+            t = old + (t - old.mean(axis=0))
+        if t.shape != old.shape or not np.isfinite(t).all():
+            raise ValueError(f"grasp {handle} needs finite targets of shape (3,) or {old.shape} [m], got "
+                             f"{np.asarray(targets).tolist()}")
+        self._grasps[handle] = (nodes, t)
+
+    def move_by(self, handle: int, displacement) -> None:
+        """Move the grasp's targets by ``displacement`` (3,) [m]."""
+        nodes, old = self._get(handle)
+        d = np.asarray(displacement, dtype=np.float64)
+        if d.shape != (3,) or not np.isfinite(d).all():
+            raise ValueError(f"a grasp displacement must be a finite (3,) vector [m], got {np.asarray(displacement).tolist()}")
+        self._grasps[handle] = (nodes, old + d)
+
+    def release(self, handle: int) -> None:
+        """Let the grasp's nodes go (from the next step on)."""
+        self._get(handle)
+        del self._grasps[handle]
+
+    @property
+    def handles(self) -> list[int]:
+        return sorted(self._grasps)
+
+    @property
+    def nodes(self) -> np.ndarray:
+        """(g,) int64, the held nodes in the order of :meth:`control`."""
+        parts = [self._grasps[h][0] for h in self.handles]
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+    def control(self, t: float) -> Control:
+        """The Control of the step ending at t [s]."""
+        parts = [self._grasps[h][1] for h in self.handles]
+        targets = np.concatenate(parts) if parts else np.zeros((0, 3))
+        return Control(t=float(t), grasp_targets=targets, grasp_nodes=self.nodes)
+
+    def grasp_force(self, info, handle: int) -> np.ndarray:
+        """(3,) float64 [N], the force the grasp ``handle`` exerted on the cloth in the step of
+        ``info`` (a StepInfo of a step driven by :meth:`control`, the grasps unchanged since)."""
+        nodes, _ = self._get(handle)
+        held = self.nodes
+        pos = np.flatnonzero(np.isin(held, nodes))
+        return np.asarray(info.grasp_forces, dtype=np.float64)[pos].sum(axis=0)

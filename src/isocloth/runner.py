@@ -290,8 +290,9 @@ def start_report(scene: Scene) -> dict:
     mesh = model.mesh
     rest, now = float(rest_element_areas(mesh).sum()), float(element_areas(mesh, x).sum())
     out: dict = {"rest_area": rest, "area": now, "area_mismatch": abs(now - rest) / rest if rest > 0 else 0.0}
-    g = model.grasp_nodes
-    out["grasp_offset"] = float(np.linalg.norm(x[g] - model.control(0.0).grasp_targets, axis=1).max()) if g.size else 0.0
+    ctl = model.control(0.0)
+    g = model.grasp_nodes if ctl.grasp_nodes is None else ctl.grasp_nodes
+    out["grasp_offset"] = float(np.linalg.norm(x[g] - ctl.grasp_targets, axis=1).max()) if g.size else 0.0
     dist = [float(obs.signed_distance(x, 0.0).min()) for obs in model.obstacles]
     out["closest_obstacle"] = min(dist) if dist else None
     out["intersecting_faces"] = int(len(face_intersections(x, mesh.triangles, mesh.quads)))

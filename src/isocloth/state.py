@@ -34,6 +34,10 @@ class State:
     held_edges : (h,) int64
         Element edges held at their stretch bound at the end of the step (sorted indices into
         ``model.stretch_limits``; the next step starts with them, ``isocloth.fem.stretch_limits``).
+    grasp_anchors : (g, 3) float64 or None
+        For schedules with grasps that start or end during the run (``ControlSchedule.timed``): the
+        positions [m] each scheduled grasped node had when its grasp started (NaN before), from which
+        its trajectory moves it. None otherwise.
     """
 
     x: np.ndarray
@@ -43,11 +47,13 @@ class State:
     contact_keys: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     factor_point: np.ndarray | None = None
     held_edges: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    grasp_anchors: np.ndarray | None = None
 
     def copy(self) -> "State":
         fp = None if self.factor_point is None else self.factor_point.copy()
+        anchors = None if self.grasp_anchors is None else self.grasp_anchors.copy()
         return State(self.x.copy(), self.v.copy(), float(self.t), int(self.step_index), self.contact_keys.copy(), fp,
-                     self.held_edges.copy())
+                     self.held_edges.copy(), anchors)
 
     def validate(self) -> None:
         """Raise ValueError naming the first node with a non-finite position or velocity."""
@@ -64,6 +70,8 @@ class State:
         with atomic_path(path) as tmp:
             with open(tmp, "wb") as fh:
                 extra = {} if self.factor_point is None else {"factor_point": np.asarray(self.factor_point, np.float64)}
+                if self.grasp_anchors is not None:
+                    extra["grasp_anchors"] = np.asarray(self.grasp_anchors, np.float64)
                 np.savez(fh, x=self.x, v=self.v, t=np.float64(self.t), step_index=np.int64(self.step_index),
                          contact_keys=np.asarray(self.contact_keys, dtype=np.int64),
                          held_edges=np.asarray(self.held_edges, dtype=np.int64), **extra)
@@ -76,4 +84,5 @@ class State:
             keys = d["contact_keys"].copy() if "contact_keys" in d.files else np.zeros(0, dtype=np.int64)
             fp = d["factor_point"].copy() if "factor_point" in d.files else None
             held = d["held_edges"].copy() if "held_edges" in d.files else np.zeros(0, dtype=np.int64)
-            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys, fp, held)
+            anchors = d["grasp_anchors"].copy() if "grasp_anchors" in d.files else None
+            return cls(d["x"].copy(), d["v"].copy(), float(d["t"]), int(d["step_index"]), keys, fp, held, anchors)

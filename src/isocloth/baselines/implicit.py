@@ -93,6 +93,9 @@ class ImplicitEulerStepper:
         mat = m.material
         if control is None:
             control = m.control(t_new)
+        if control.grasp_nodes is not None and not np.array_equal(control.grasp_nodes, m.grasp_nodes):
+            raise ValueError("this baseline holds the model's grasped nodes for the whole run: grasps that "
+                             "start, end or change during the run need isocloth's Stepper")
         x, v = state.x, state.v
         f_el, K = self.forces.force_and_stiffness(x)
         v3 = v.ravel()

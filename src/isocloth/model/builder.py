@@ -90,14 +90,17 @@ class ModelBuilder:
         self._velocity, self._validate = initial_velocity, validate
         return self
 
-    def add_grasp(self, nodes, trajectory: Trajectory | None = None, *, name: str | None = None) -> "ModelBuilder":
-        """Hold ``nodes`` and move them along ``trajectory`` (held still when None).
+    def add_grasp(self, nodes, trajectory: Trajectory | None = None, *, name: str | None = None,
+                  start: float = 0.0, end: float | None = None) -> "ModelBuilder":
+        """Hold ``nodes`` and move them along ``trajectory`` (held still when None), in the steps
+        ending in [start, end) [s] (``Grasp.holds``; end None: to the end of the run); a grasp
+        that starts later moves its nodes from where they are when it starts.
 
         Raises
         ------
         ValueError
-            For an empty node list, indices out of range (checked at finalize), or a node
-            already grasped by another grasp.
+            For an empty node list, indices out of range (checked at finalize), a node
+            already grasped by another grasp, or start < 0 or end ≤ start.
         """
         nodes = tuple(int(i) for i in np.atleast_1d(np.asarray(nodes, dtype=np.int64)))
         if not nodes:
@@ -106,7 +109,8 @@ class ModelBuilder:
         dup = taken.intersection(nodes)
         if dup:
             raise ValueError(f"node {sorted(dup)[0]} is already grasped; a node can belong to one grasp only")
-        self._grasps.append(Grasp(nodes, trajectory or TrajectoryFixed(), name or f"grasp{len(self._grasps)}"))
+        self._grasps.append(Grasp(nodes, trajectory or TrajectoryFixed(), name or f"grasp{len(self._grasps)}",
+                                  float(start), None if end is None else float(end)))
         return self
 
     def add_obstacle(self, obstacle) -> "ModelBuilder":

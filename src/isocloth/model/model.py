@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from isocloth.control import Control, ControlSchedule
+from isocloth.control import Control, ControlSchedule, Grasp, TrajectoryFixed
 from isocloth.fem.inextensibility import InextensibilityConstraints, RowKind
 from isocloth.fem.stretch_limits import StretchLimits
 from isocloth.mesh.mesh import Mesh
@@ -17,6 +17,11 @@ from isocloth.model.material import Material
 from isocloth.state import State
 
 __all__ = ["ClothModel", "SelfCollisionOptions"]
+
+GRASP_VARIANTS = 16
+"""Models of other grasp sets kept per model (:meth:`ClothModel.with_grasped_nodes`)."""
+_GRASP_FREE_CACHE = ("held", "collision_detector", "membrane")
+"""Cached parts of a model that do not depend on which nodes are grasped."""
 
 
 @dataclass(frozen=True)
@@ -250,6 +255,36 @@ class ClothModel:
     def control(self, t: float) -> Control:
         """Control (grasp targets) at time t [s] from the model's schedule."""
         return self.schedule.at(t)
+
+    def with_grasped_nodes(self, nodes) -> "ClothModel":
+        """The model with the nodes ``nodes`` (g,) int64 grasped (held at targets given by each
+        step's Control) instead of this model's, sharing everything else: geometry, constraints,
+        stretch limits, obstacles and the collision detector (cheap, kept per node set: a policy
+        that grasps and releases returns to the same sets). ``self`` when the nodes are this
+        model's grasped nodes.
+
+        Raises
+        ------
+        ValueError if a node index is outside 0..n−1 or repeats (see ``Control.validated``).
+        """
+        nodes = np.asarray(nodes, dtype=np.int64)
+        if np.array_equal(nodes, self.grasp_nodes):
+            return self
+        variants = self._cache.setdefault("grasp_variants", {})
+        key = nodes.tobytes()
+        if key not in variants:
+            Control(0.0, np.zeros((nodes.size, 3)), nodes).validated(self.node_count, nodes)
+            if len(variants) >= GRASP_VARIANTS:
+                variants.pop(next(iter(variants)))
+            schedule = ControlSchedule((Grasp(tuple(nodes.tolist()), TrajectoryFixed(), "control"),), nodes.copy(),
+                                       self.initial_positions[nodes].copy())
+            shared = {k: self._cache[k] for k in _GRASP_FREE_CACHE if k in self._cache}
+            shared["grasp_variants"] = variants  # every variant finds the others (and this model)
+            variants.setdefault(self.grasp_nodes.tobytes(), self)
+            variants[key] = dataclasses.replace(self, schedule=schedule, _cache=shared)
+        else:
+            variants[key] = variants.pop(key)  # most recently used last
+        return variants[key]
 
     def replace(self, *, material: Material | None = None, schedule: ControlSchedule | None = None,
                 self_collision: SelfCollisionOptions | None = None) -> "ClothModel":

@@ -414,7 +414,7 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
     for i, g in enumerate(cfg.grasps):
         try:
             b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
-                        name=g.name or f"grasp{i}")
+                        name=g.name or f"grasp{i}", start=g.start, end=g.end)
         except ValueError as exc:
             if isinstance(exc, SceneError):
                 raise

@@ -193,6 +193,16 @@ class GraspSpec(_Strict):
     name: str | None = None
     nodes: NodeSelector
     trajectory: TrajectorySpec = TrajFixed(type="fixed")
+    start: Time = Field(default=0.0, ge=0, description="the grasp takes its nodes at this time, where they are "
+                        "(its trajectory moves them from there)")
+    end: Time | None = Field(default=None, description="the grasp lets its nodes go at this time (none: holds "
+                             "them to the end)")
+
+    @model_validator(mode="after")
+    def _window(self):
+        if self.end is not None and not self.end > self.start:
+            raise ValueError(f"end ({self.end:g} s) must come after start ({self.start:g} s)")
+        return self
 
 
 # ------------------------------------------------------------------ numerics and output

@@ -39,6 +39,9 @@ class SolveResult:
     factorizations : int, numeric factorizations done (0 when every step reused an earlier one)
     factor_point : (n, 3) float64 or None, positions [m] of the factorization the solver kept
         (pass it to the next solve to reuse it; None when it keeps none)
+    contact_impulse : (n, 3) float64 or None, impulse times Δt [kg m] of the contact and collision
+        rows and their friction on each node over the projection (forces from outside the cloth;
+        None: no contact rows)
     """
 
     x: np.ndarray
@@ -49,3 +52,4 @@ class SolveResult:
     log: IterLog
     factorizations: int = 0
     factor_point: np.ndarray | None = None
+    contact_impulse: np.ndarray | None = None

@@ -96,6 +96,7 @@ class _Pass:
     crossings: CollisionRows
     log: IterLog
     held: np.ndarray
+    contact_impulse: np.ndarray
 
 
 @dataclass
@@ -226,7 +227,7 @@ class ContactProjection:
             held = held[model.stretch_limits.sign[held] * out.lam[model.constraint_count + held] <= 0.0]
         stats.held, stats.held_edges = held, int(held.size)
         return SolveResult(x=out.x, lam=out.lam, status=status, iterations=iterations,
-                           residual=out.log.residuals[-1], log=out.log), stats
+                           residual=out.log.residuals[-1], log=out.log, contact_impulse=out.contact_impulse), stats
 
     @staticmethod
     def _step_length(model, x, dx, rows, residuals, soft, dsoft, limited, tolerance) -> float:
@@ -302,7 +303,8 @@ class ContactProjection:
         step_max = np.inf
         A_coll = None  # Jacobian of the collision rows (constant while the set does not change)
         faces = mesh_faces(model.mesh) if self.face_midpoints and model.obstacles else None
-        best = (np.inf, None, None, None, None)  # smallest residual after a QP: returned if not converged
+        best = (np.inf, None, None, None, None, None)  # smallest residual after a QP: returned if not converged
+        contact_impulse = np.zeros((n, 3))  # Σ of the QPs' A_Iᵀγ + f (contact rows and friction)
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
             c = C[rows]
@@ -352,7 +354,7 @@ class ContactProjection:
             settled = settled or (j > 0 and step_max <= self.slip_tolerance)
             done = res <= self.tolerance and gap_ok and settled
             if j > 0 and res < best[0]:
-                best = (res, x, lam.copy(), keys_W, R)
+                best = (res, x, lam.copy(), keys_W, R, contact_impulse.copy())
             if j > 0 and not (res <= self.divergence_ratio * max(log.residuals[0], self.tolerance)):
                 # the linearised QPs diverge (residual far above the start's): stop, keep the status
                 # MAX_ITERATIONS so the stepper can split the step; never return this iterate's
@@ -391,6 +393,7 @@ class ContactProjection:
                 step = self._step_length(model, x, dx, rows, log.residuals, s0, ds, stretch_index, self.tolerance)
                 soft[held] += step * qp.dx[3 * n:]
             x = x + step * dx
+            contact_impulse += step * ((A_I_q.T @ qp.gamma)[:3 * n].reshape(n, 3) + f)
             step_max = float(np.abs(dx).max()) if dx.size else 0.0
             lam[rows] += qp.zeta_E
             fric.set_normal_impulse(R, qp.gamma)
@@ -412,6 +415,6 @@ class ContactProjection:
             stats.factorizations += qp.factorizations
             stats.updates += qp.updates
         if status is not SolveStatus.CONVERGED and best[1] is not None and best[0] < log.residuals[-1]:
-            res_b, x, lam, keys_W, R = best
+            res_b, x, lam, keys_W, R, contact_impulse = best
             log.residuals.append(res_b)
-        return _Pass(x, lam, status, keys_W, R, crossings, log, held)
+        return _Pass(x, lam, status, keys_W, R, crossings, log, held, contact_impulse)

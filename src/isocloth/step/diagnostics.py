@@ -80,6 +80,9 @@ class StepInfo(ContactDiagnostics):
         failed contact step was split into halves (``Stepper.max_substep_depth``); iterations,
         factorizations and the other counts are summed over them
     membrane_relaxed : bool, the membrane relaxation ran and was kept (``Stepper.membrane_relaxation``)
+    grasp_forces : (g, 3) float64 [N], force of the grasps on each grasped node over the (last sub-)step,
+        in the order of the step's grasped nodes (``Control.grasp_nodes``, or ``ClothModel.grasp_nodes``)
+        (``isocloth.step.grasp_forces``); not written to diagnostics.csv
     warnings : list of str
     (and the contact fields of :class:`ContactDiagnostics`, keyword-only)
     """
@@ -96,6 +99,7 @@ class StepInfo(ContactDiagnostics):
     wall_time: float = 0.0
     substeps: int = 1
     membrane_relaxed: bool = False
+    grasp_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     warnings: list = field(default_factory=list)
 
     def set_contact(self, stats: ContactDiagnostics) -> None:
@@ -132,4 +136,5 @@ def area_errors(areas: np.ndarray, rest_areas: np.ndarray) -> dict:
     }
 
 
-_OWN_FIELDS = tuple(f.name for f in fields(StepInfo) if f.name not in CONTACT_FIELDS and f.name != "warnings")
+_OWN_FIELDS = tuple(f.name for f in fields(StepInfo)
+                    if f.name not in CONTACT_FIELDS and f.name not in ("warnings", "grasp_forces"))

@@ -64,6 +64,11 @@ class Predictor:
         self._energies = self._shear is not None or self._membrane is not None
         self._gravity = gravity_force(model.area_mass, mat.virtual_density, mat.gravity)
 
+    @property
+    def gravity(self) -> np.ndarray:
+        """(n, 3) float64 [N], gravity with the virtual density δ (thesis eq. 2.19)."""
+        return self._gravity
+
     def _matrix(self, dt: float):
         """Diagonal (n,) [kg] and bending part (n, n) csr [kg] (or None) of the predictor matrix:
         (ρ + dt α) M and (dt β + dt² κ) K."""

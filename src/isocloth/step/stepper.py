@@ -17,6 +17,7 @@ from isocloth.solvers.projection import SolverProjection
 from isocloth.solvers.result import SolveResult, SolveStatus
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo, area_errors
+from isocloth.step.grasp_forces import grasp_forces
 from isocloth.step.predictor import Predictor
 
 __all__ = ["Stepper", "SimulationDiverged"]
@@ -128,6 +129,7 @@ class Stepper:
             raise ValueError(f"max_area_error_jump must be > 0 or None, got {max_area_error_jump}")
         self.max_area_error_jump = None if max_area_error_jump is None else float(max_area_error_jump)
         self.model = model
+        self._model = model  # the model of the step being taken: ``model`` with the Control's grasped nodes
         self.dt = float(dt)
         if blas_threads is not None:
             from threadpoolctl import threadpool_limits
@@ -144,17 +146,27 @@ class Stepper:
         if not model.material.membrane_stiffness > 0:
             membrane_relaxation = None
         self.membrane_relaxation = membrane_relaxation
-        self.predictor = Predictor(model, membrane=membrane_relaxation is None)
+        self._predictors = {model: Predictor(model, membrane=membrane_relaxation is None)}
         self.area_diagnostics = area_diagnostics
         self._rest_areas = rest_element_areas(model.mesh)
         # every element edge with its rest length, for StepInfo.edge_stretch_max (the bound is unused)
         self._edges = stretch_limits(model.mesh, 1.0, diagonals=False, compression=False)
         self._held_key, self._held_rows = None, None
 
+    @property
+    def predictor(self) -> Predictor:
+        """The implicit-Euler predictor of the current grasp set (one per set, each factorized once)."""
+        m = self._model
+        if m not in self._predictors:
+            if len(self._predictors) > 16:
+                self._predictors.pop(next(k for k in self._predictors if k is not self.model))
+            self._predictors[m] = Predictor(m, membrane=self.membrane_relaxation is None)
+        return self._predictors[m]
+
     # ------------------------------------------------------------------ stages
     def predict(self, state: State, control: Control, dt: float) -> np.ndarray:
         """Unconstrained positions φ0^{n+1} (n, 3) [m] with grasped nodes at their targets."""
-        g = self.model.grasp_nodes
+        g = self._model.grasp_nodes
         x0, _ = self.predictor.positions(state.x, state.v, dt, control.grasp_targets if g.size else None)
         return x0
 
@@ -173,14 +185,14 @@ class Stepper:
         ``held`` (h,) int64: element edges held at their stretch bound as compliant rows
         (``model.rows_holding``, ``model.held_compliance``; their multipliers are
         ``lam[model.constraint_count + held]``, > 0 in tension)."""
-        m = self.model
+        m = self._model
         dt = self.dt if dt is None else dt
         W = self.projection_metric(dt)
         held = np.zeros(0, dtype=np.int64) if held is None else np.asarray(held, dtype=np.int64)
         if self._limits is None or not self._limits.count:
             return self.solver.solve(x0, m.inverse_masses, m.constraints, m.active_rows, metric=W,
                                      factor_point=factor_point)
-        key = held.tobytes()
+        key = (id(m), held.tobytes())
         if self._held_key != key:  # the same array object while the held set does not change (factor pattern kept)
             self._held_key, self._held_rows = key, m.rows_holding(held)
         alpha = np.zeros(self._held_rows.size)
@@ -268,23 +280,30 @@ class Stepper:
             If positions become NaN/inf (never returns a non-finite state), or if the constraint
             residual stays above ``divergence_residual``.
         ValueError
-            If the control has the wrong shape or non-finite targets, the state's positions or
-            velocities are not finite or not (n, 3), or dt is not a finite number > 0.
+            If the control has the wrong shape or non-finite targets or names invalid nodes
+            (:meth:`Control.validated`), the state's positions or velocities are not finite or not
+            (n, 3), or dt is not a finite number > 0.
+
+        Grasps may change from step to step (``Control.grasp_nodes``, or grasps of the model's
+        schedule with start / end times): the step uses the model with those nodes grasped
+        (``ClothModel.with_grasped_nodes``, kept per node set with its predictor and solver systems).
         """
         t0 = time.perf_counter()
         dt = self.dt if dt is None else _check_dt(dt)
         _check_state(state, self.model.node_count)
         t_new = state.t + dt
-        explicit = control is not None
+        schedule = self.model.schedule
+        anchors = state.grasp_anchors
+        explicit = control is not None or schedule.timed  # timed grasps: sub-steps interpolate like a caller's
         if control is None:
-            control = self.model.control(t_new)
-        g = self.model.grasp_nodes
-        if control.grasp_targets.shape != (g.size, 3):
-            raise ValueError(f"control.grasp_targets must have shape {(g.size, 3)}, got {control.grasp_targets.shape}")
-        if not np.isfinite(control.grasp_targets).all():
-            k = int(np.flatnonzero(~np.isfinite(control.grasp_targets).all(axis=1))[0])
-            raise ValueError(f"control.grasp_targets must be finite positions [m]; row {k} (grasped node {g[k]}) is "
-                             f"{control.grasp_targets[k].tolist()}")
+            if schedule.timed:
+                anchors = schedule.anchors(t_new, state.x, state.grasp_anchors)
+                control = schedule.at(t_new, anchors)
+            else:
+                control = self.model.control(t_new)
+        g, targets = control.validated(self.model.node_count, self.model.grasp_nodes)
+        control = Control(control.t, targets, g)
+        self._model = self.model.with_grasped_nodes(g)
         k = self.substeps
         h = dt / k
         parts, s = [], state
@@ -292,7 +311,7 @@ class Stepper:
             if i == k:
                 ctl = control
             elif explicit:  # on the line from the grasped nodes' positions to the caller's targets
-                ctl = Control(state.t + i * h, state.x[g] + (i / k) * (control.grasp_targets - state.x[g]))
+                ctl = Control(state.t + i * h, state.x[g] + (i / k) * (control.grasp_targets - state.x[g]), g)
             else:
                 ctl = self.model.control(state.t + i * h)
             sub, sub_info = self._advance(s, ctl, h)
@@ -304,6 +323,7 @@ class Stepper:
             if not sub_info.residual <= self.divergence_residual:
                 break
         new = s
+        new.grasp_anchors = anchors
         if k > 1:
             new.step_index = state.step_index + 1
             info = self._combine(parts)
@@ -322,13 +342,13 @@ class Stepper:
 
     def _mean_area_error(self, x: np.ndarray) -> float:
         """Mean element area error (thesis eq. 2.24) of positions x (n, 3) [m]."""
-        return area_errors(element_areas(self.model.mesh, x), self._rest_areas)["mean"]
+        return area_errors(element_areas(self._model.mesh, x), self._rest_areas)["mean"]
 
     def _needs_split(self, state: State, new: State, info: StepInfo) -> bool:
         """Whether a contact step from ``state`` to ``new`` is redone as substeps: it did not
         converge, or its mean element area error jumped by more than ``max_area_error_jump`` (the
         jump is then recorded in ``info.warnings``)."""
-        if self.contact_solver is None or not self.model.has_contacts:
+        if self.contact_solver is None or not self._model.has_contacts:
             return False
         if not info.converged:
             return True
@@ -351,9 +371,9 @@ class Stepper:
         if depth <= 0:
             return new, info
         half = 0.5 * dt
-        g = self.model.grasp_nodes
+        g = self._model.grasp_nodes
         if explicit:
-            mid = Control(state.t + half, 0.5 * (state.x[g] + control.grasp_targets))
+            mid = Control(state.t + half, 0.5 * (state.x[g] + control.grasp_targets), g)
         else:
             mid = self.model.control(state.t + half)
         parts = []
@@ -391,12 +411,14 @@ class Stepper:
 
     def _advance(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
         """One step of size dt to ``control`` (no substepping; wall_time not set)."""
+        model = self._model
         t_new = state.t + dt
         x0 = self.predict(state, control, dt)
         cstats = None
         held = state.held_edges
-        if self.contact_solver is not None and self.model.has_contacts:
-            res, cstats = self.contact_solver.solve(self.model, state.x, x0, t_new, dt, state.contact_keys,
+        fast = None
+        if self.contact_solver is not None and model.has_contacts:
+            res, cstats = self.contact_solver.solve(model, state.x, x0, t_new, dt, state.contact_keys,
                                                     held=state.held_edges)
             held = cstats.held
         else:
@@ -405,7 +427,7 @@ class Stepper:
                 # edges beyond their stretch bound: continue from the fast projection with the limits
                 # as inequality rows of the contact QPs, which choose the edges to hold
                 fast = res
-                res, cstats = self.contact_solver.solve(self.model, state.x, fast.x, t_new, dt,
+                res, cstats = self.contact_solver.solve(model, state.x, fast.x, t_new, dt,
                                                         state.contact_keys, held=held)
                 held = cstats.held
                 res.iterations += fast.iterations
@@ -415,7 +437,7 @@ class Stepper:
         relaxed, rel = False, None
         if self.membrane_relaxation is not None and res.status is SolveStatus.CONVERGED and np.isfinite(x).all():
             rel = self.membrane_relaxation.relax(
-                self.model, state.x, x, t_new, dt,
+                model, state.x, x, t_new, dt,
                 collisions=getattr(cstats, "observation", None),
                 active_keys=cstats.active_keys if cstats is not None else None)
             x, relaxed = rel.x, rel.accepted
@@ -436,10 +458,14 @@ class Stepper:
             new.contact_keys = cstats.active_keys
             info.set_contact(cstats)
         info.held_edges = int(held.size)
+        g = model.grasp_nodes
+        if g.size:
+            info.grasp_forces = grasp_forces(model, g, state.v, x0, x, v, dt, self.predictor.gravity,
+                                             getattr(res, "contact_impulse", None))
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
         if self.area_diagnostics:
-            err = area_errors(element_areas(self.model.mesh, x), self._rest_areas)
+            err = area_errors(element_areas(model.mesh, x), self._rest_areas)
             info.area_error_total = err["total"]
             info.area_error_mean = err["mean"]
             info.area_error_dispersion = err["dispersion"]
