@@ -482,4 +482,3 @@ class SolverProjection:
         base = getattr(system, "base", None)
         if base is not None and base.factor_x is None:  # the base was refactored here
             base.factor_x = system.factor_x
-

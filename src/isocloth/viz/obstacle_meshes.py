@@ -154,11 +154,16 @@ class ObstacleGeometry:
 
     def triangles(self, t: float) -> np.ndarray:
         """World triangles (k, 3, 3) float64 [m] of the solid obstacles at time t [s]."""
-        parts = []
+        parts = [tris for _, tris in self.solid_parts(t)]
+        return np.concatenate(parts) if parts else np.zeros((0, 3, 3))
+
+    def solid_parts(self, t: float) -> list[tuple[object, np.ndarray]]:
+        """(obstacle, world triangles (k, 3, 3) float64 [m]) of each drawable solid obstacle at time t [s]."""
+        out = []
         for obs, tris in self._solid:
             pose = obs.motion.pose(t)
-            parts.append(tris if pose.is_identity else pose.apply(tris.reshape(-1, 3)).reshape(tris.shape))
-        return np.concatenate(parts) if parts else np.zeros((0, 3, 3))
+            out.append((obs, tris if pose.is_identity else pose.apply(tris.reshape(-1, 3)).reshape(tris.shape)))
+        return out
 
     def segments(self, t: float) -> tuple[np.ndarray, np.ndarray]:
         """(segments (s, 2, 3), points (p, 3)) float64 [m] of the thin obstacles at time t [s]."""
