@@ -1,0 +1,270 @@
+"""Gymnasium environments of cloth on a table (``isocloth.envs.tasks``).
+
+Action modes
+------------
+``"pick_place"`` : action (4,) in [−1, 1]: pick (x, y) and place (x, y), scaled to the workspace
+    half-width [m]. The gripper takes the highest node within ``pick_radius`` of the pick point
+    (seen from above; none: the action does nothing), lifts it to ``lift`` [m], carries it to the
+    place point at ``speed`` [m/s] (smoothstep segments), lowers it to ``place_height`` [m], lets go
+    and waits ``settle`` [s].
+``"velocity"`` : action (4 g,) in [−1, 1] for g grippers: velocity (v_x, v_y, v_z) × ``max_speed``
+    [m/s] and grip (> 0 closed) of each gripper for ``control_dt`` [s]. A closing gripper takes the
+    nodes within ``grip_radius`` of it; an opening one lets them go.
+
+Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m]; ``"rgb"``
+(h, w, 3) uint8, ``"depth"`` (h, w, 1) float32 [m] and ``"point_cloud"`` (``points``, 3) float32 [m]
+(cloth pixels, sampled with replacement) from a camera above the table; in velocity mode
+``"grippers"`` (g, 4) float32 (position [m], closed).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import gymnasium as gym
+from gymnasium import spaces
+
+from isocloth.control import GraspController
+from isocloth.envs.tasks import ClothFlatten, ClothFold, Task, coverage
+from isocloth.sensors import LABEL_CLOTH, CameraSensor, PinholeCamera
+
+__all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "OBSERVATIONS", "ACTION_MODES"]
+
+OBSERVATIONS = ("positions", "rgb", "depth", "point_cloud")
+ACTION_MODES = ("pick_place", "velocity")
+_CAMERA_HEIGHT = 1.0
+_COVERAGE_PIXELS = 256
+
+
+def _smoothstep(u: float) -> float:
+    return u * u * (3.0 - 2.0 * u)
+
+
+class ClothEnv(gym.Env):
+    """A :class:`~isocloth.envs.tasks.Task` as a Gymnasium environment (module docstring).
+
+    Parameters
+    ----------
+    task : Task
+    action_mode : "pick_place" or "velocity"
+    observations : sequence of names from ``OBSERVATIONS``
+    image_size : (h, w) of the image observations [px]; points : size of the point cloud
+    grippers : number of grippers in velocity mode; control_dt : [s] per velocity action
+    randomize : draw the fabric from ``task.fabric`` at every reset (False: the middle of each range)
+    workspace : half-width [m] of the square the pick-and-place actions address (default 0.6 × task.size)
+    render_mode : None or "rgb_array" (the camera's colour image)
+
+    Raises
+    ------
+    ValueError for an unknown action mode or observation, or non-positive sizes.
+    """
+
+    metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
+
+    pick_radius = 0.03
+    lift = 0.08
+    speed = 0.4
+    place_height = 0.02
+    settle = 0.3
+    max_speed = 0.3
+    grip_radius = 0.02
+
+    def __init__(self, task: Task, *, action_mode: str = "pick_place", observations=("positions",),
+                 image_size=(64, 64), points: int = 512, grippers: int = 1, control_dt: float = 0.05,
+                 randomize: bool = True, workspace: float | None = None, render_mode: str | None = None):
+        if action_mode not in ACTION_MODES:
+            raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+        bad = [o for o in observations if o not in OBSERVATIONS]
+        if bad or not observations:
+            raise ValueError(f"observations must be a non-empty selection of {OBSERVATIONS}, got {tuple(observations)}")
+        h, w = (int(v) for v in image_size)
+        if h < 1 or w < 1 or int(points) < 1 or int(grippers) < 1 or not control_dt > 0:
+            raise ValueError("image_size, points, grippers and control_dt must be positive")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
+        self.task = task
+        self.action_mode = action_mode
+        self.observations = tuple(observations)
+        self.image_size, self.points, self.grippers = (h, w), int(points), int(grippers)
+        self.control_dt = float(control_dt)
+        self.randomize = randomize
+        self.workspace = 0.6 * task.size if workspace is None else float(workspace)
+        self.render_mode = render_mode
+        n = task.nodes * task.nodes
+        obs = {"positions": spaces.Box(-np.inf, np.inf, (n, 3), np.float32)}
+        if "rgb" in self.observations:
+            obs["rgb"] = spaces.Box(0, 255, (h, w, 3), np.uint8)
+        if "depth" in self.observations:
+            obs["depth"] = spaces.Box(0.0, np.inf, (h, w, 1), np.float32)
+        if "point_cloud" in self.observations:
+            obs["point_cloud"] = spaces.Box(-np.inf, np.inf, (self.points, 3), np.float32)
+        if action_mode == "velocity":
+            obs["grippers"] = spaces.Box(-np.inf, np.inf, (self.grippers, 4), np.float32)
+        self.observation_space = spaces.Dict({k: obs[k] for k in obs if k in self.observations or k == "grippers"})
+        size = 4 if action_mode == "pick_place" else 4 * self.grippers
+        self.action_space = spaces.Box(-1.0, 1.0, (size,), np.float32)
+        self.scene = self.state = None
+
+    # ------------------------------------------------------------------ episode
+    def reset(self, *, seed: int | None = None, options: dict | None = None):
+        from isocloth.scenes.loader import build_scene, config_from_dict
+
+        super().reset(seed=seed)
+        rng = self.np_random if self.randomize else np.random.default_rng(0)
+        cfg = self.task.scene(rng)
+        if not self.randomize:
+            f = self.task.fabric
+            cfg["cloth"].update({k: float(np.mean(getattr(f, k))) for k in ("rho", "delta", "alpha", "kappa")})
+            cfg["obstacles"][0]["mu"] = float(np.mean(f.mu))
+        self.scene = build_scene(config_from_dict(cfg))
+        self.model, self.stepper = self.scene.model, self.scene.stepper
+        self.state = self.scene.initial_state
+        self.hand = GraspController(self.model.node_count)
+        self._gripper_pos = np.zeros((self.grippers, 3))
+        self._gripper_handle = [None] * self.grippers
+        self._rest_area = self.task.size ** 2
+        cam = PinholeCamera(_COVERAGE_PIXELS, _COVERAGE_PIXELS, *(2 * [0.5 * _COVERAGE_PIXELS * _CAMERA_HEIGHT / self.workspace]),
+                            0.5 * _COVERAGE_PIXELS, 0.5 * _COVERAGE_PIXELS)
+        self._top = CameraSensor(self.model, cam.looking_at((0, 0, _CAMERA_HEIGHT), (0, 0, 0), up=(0, 1, 0)))
+        h, w = self.image_size
+        eye = PinholeCamera.from_fov(w, h, 60.0, 60.0 * h / w).looking_at((0.0, -0.6 * self.task.size,
+                                                                           1.2 * self.task.size), (0, 0, 0))
+        self._camera = CameraSensor(self.model, eye)
+        x0 = self.model.initial_positions
+        self.fold_pairs = _mirror_pairs(x0)
+        if isinstance(self.task, ClothFlatten) and self.task.crumple:
+            # lift a random node, carry it over a random point and drop the sheet from there: a crumpled start
+            node = int(self.np_random.integers(self.model.node_count))
+            target = np.append(self.np_random.uniform(-0.25, 0.25, 2) * self.task.size, 0.8 * self.task.size)
+            self._carry(node, target, lift=0.8 * self.task.size, settle=0.5)
+        if self.action_mode == "velocity":
+            corners = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * self.task.size
+            for k in range(self.grippers):
+                self._gripper_pos[k] = [*corners[k % 4], 2 * self.task.thickness]
+        self.start_positions = self.state.x.copy()
+        return self._observe(), self._info()
+
+    def step(self, action):
+        if self.state is None:
+            raise RuntimeError("call reset() before step()")
+        a = np.asarray(action, dtype=np.float64)
+        if a.shape != self.action_space.shape or not np.isfinite(a).all():
+            raise ValueError(f"action must be a finite array of shape {self.action_space.shape}, got "
+                             f"{np.asarray(action).tolist()}")
+        a = np.clip(a, -1.0, 1.0)
+        if self.action_mode == "pick_place":
+            pick, place = a[:2] * self.workspace, a[2:] * self.workspace
+            x = self.state.x
+            near = np.flatnonzero(np.linalg.norm(x[:, :2] - pick, axis=1) <= self.pick_radius)
+            if near.size:
+                self._carry(int(near[np.argmax(x[near, 2])]), place, lift=self.lift)
+            else:
+                self._advance(self.settle)
+        else:
+            self._velocity(a.reshape(self.grippers, 4))
+        reward = float(self.task.reward(self))
+        return self._observe(), reward, False, False, self._info()
+
+    def render(self):
+        if self.render_mode != "rgb_array" or self.state is None:
+            return None
+        return self._camera.capture(self.state.x, self.state.t).rgb
+
+    # ------------------------------------------------------------------ measures
+    def coverage(self) -> float:
+        """Fraction of the rest area of the sheet that covers the table seen from above."""
+        frame = self._top.capture(self.state.x, self.state.t)
+        cam = self._top.camera
+        return coverage(frame.mask, _CAMERA_HEIGHT, cam.fx, cam.fy, self._rest_area)
+
+    # ------------------------------------------------------------------ internals
+    def _advance(self, duration: float) -> None:
+        for _ in range(max(1, int(round(duration / self.stepper.dt)))):
+            self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + self.stepper.dt))
+
+    def _carry(self, node: int, place_xy: np.ndarray, lift: float, settle: float | None = None) -> None:
+        """Pick-and-place primitive on one node: an arc from the node to ``place_height`` above the
+        place point (or to the point itself, given with a height), as high as ``lift`` or half the
+        distance, whichever is larger (a fold turns the carried part over the fold line without
+        dragging the rest), at ``speed``; then release and wait ``settle`` [s]."""
+        h = self.hand.grasp(self.state.x, nodes=[node])
+        a = self.state.x[node].copy()
+        b = np.array([place_xy[0], place_xy[1], place_xy[2] if len(place_xy) > 2 else self.place_height])
+        height = max(lift, 0.5 * float(np.linalg.norm(b[:2] - a[:2])))
+        length = np.linalg.norm(b - a) + 2.0 * height  # about the arc's length
+        dt = self.stepper.dt
+        k = max(1, int(np.ceil(length / (self.speed * dt))))
+        for i in range(1, k + 1):
+            s = _smoothstep(i / k)
+            self.hand.move_to(h, a + s * (b - a) + np.array([0.0, 0.0, height * np.sin(np.pi * s)]))
+            self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + dt))
+        self.hand.release(h)
+        self._advance(self.settle if settle is None else settle)
+
+    def _velocity(self, a: np.ndarray) -> None:
+        for k in range(self.grippers):
+            closed = a[k, 3] > 0
+            if closed and self._gripper_handle[k] is None:
+                x = self.state.x
+                near = np.flatnonzero(np.linalg.norm(x - self._gripper_pos[k], axis=1) <= self.grip_radius)
+                near = np.setdiff1d(near, self.hand.nodes)
+                if near.size:
+                    self._gripper_handle[k] = self.hand.grasp(x, nodes=near)
+            elif not closed and self._gripper_handle[k] is not None:
+                self.hand.release(self._gripper_handle[k])
+                self._gripper_handle[k] = None
+        v = a[:, :3] * self.max_speed
+        dt = self.stepper.dt
+        for _ in range(max(1, int(round(self.control_dt / dt)))):
+            self._gripper_pos += v * dt
+            self._gripper_pos[:, 2] = np.maximum(self._gripper_pos[:, 2], 0.0)
+            for k, h in enumerate(self._gripper_handle):
+                if h is not None:
+                    self.hand.move_by(h, v[k] * dt if self._gripper_pos[k, 2] > 0 else v[k] * dt * [1, 1, 0])
+            self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + dt))
+
+    def _observe(self) -> dict:
+        out = {"positions": self.state.x.astype(np.float32)}
+        need = {"rgb", "depth", "point_cloud"} & set(self.observations)
+        if need:
+            frame = self._camera.capture(self.state.x, self.state.t)
+            if "rgb" in need:
+                out["rgb"] = frame.rgb
+            if "depth" in need:
+                out["depth"] = frame.depth[..., None].astype(np.float32)
+            if "point_cloud" in need:
+                cloud = frame.point_cloud(labels=(LABEL_CLOTH,))
+                if cloud.shape[0]:
+                    pick = np.random.default_rng(self.state.step_index).integers(cloud.shape[0], size=self.points)
+                    out["point_cloud"] = cloud[pick].astype(np.float32)
+                else:
+                    out["point_cloud"] = np.zeros((self.points, 3), np.float32)
+        if self.action_mode == "velocity":
+            closed = np.array([h is not None for h in self._gripper_handle], dtype=np.float32)
+            out["grippers"] = np.column_stack([self._gripper_pos, closed]).astype(np.float32)
+        return {k: out[k] for k in self.observation_space.spaces}
+
+    def _info(self) -> dict:
+        return {"is_success": bool(self.task.success(self)), "time": float(self.state.t)}
+
+
+def _mirror_pairs(x0: np.ndarray) -> np.ndarray:
+    """(k, 2) int64 pairs (i, j) of nodes mirrored across x = 0 (i at x < 0, j at x > 0)."""
+    left = np.flatnonzero(x0[:, 0] < -1e-9)
+    mirrored = x0[left] * np.array([-1.0, 1.0, 1.0])
+    d = np.linalg.norm(x0[None, :, :] - mirrored[:, None, :], axis=2)
+    return np.column_stack([left, d.argmin(axis=1)]).astype(np.int64)
+
+
+class ClothFlattenEnv(ClothEnv):
+    """Spread a crumpled sheet (:class:`~isocloth.envs.tasks.ClothFlatten`; ``crumple=False``
+    starts flat)."""
+
+    def __init__(self, size: float = 0.3, nodes: int = 9, crumple: bool = True, **kwargs):
+        super().__init__(ClothFlatten(size=size, nodes=nodes, crumple=crumple), **kwargs)
+
+
+class ClothFoldEnv(ClothEnv):
+    """Fold a sheet in half (:class:`~isocloth.envs.tasks.ClothFold`)."""
+
+    def __init__(self, size: float = 0.3, nodes: int = 9, **kwargs):
+        super().__init__(ClothFold(size=size, nodes=nodes), **kwargs)

@@ -1,0 +1,109 @@
+"""Gymnasium environments: API checks, rewards of known states, determinism, vector environments."""
+
+import gymnasium as gym
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import isocloth.envs  # noqa: F401  (registers the ids)
+from isocloth.envs import ClothFlattenEnv, ClothFoldEnv
+
+SMALL = {"size": 0.2, "nodes": 5}
+
+
+def test_envs_pass_gymnasiums_checker_with_every_observation():
+    env = ClothFoldEnv(**SMALL, action_mode="velocity", grippers=2,
+                       observations=("positions", "rgb", "depth", "point_cloud"), image_size=(24, 32), points=64)
+    check_env(env, skip_render_check=True)
+    obs, _ = env.reset(seed=0)
+    assert obs["rgb"].shape == (24, 32, 3) and obs["depth"].shape == (24, 32, 1)
+    assert obs["point_cloud"].shape == (64, 3) and obs["grippers"].shape == (2, 4)
+    assert (obs["depth"] > 0).any()
+
+
+def test_registered_ids_make_envs():
+    env = gym.make("isocloth/ClothFold-v0", **SMALL, action_mode="velocity")
+    obs, info = env.reset(seed=1)
+    assert obs["positions"].shape == (25, 3) and "is_success" in info
+    env.close()
+
+
+def test_same_seed_same_observations_bit_for_bit():
+    def run(seed):
+        env = ClothFoldEnv(**SMALL, action_mode="velocity")
+        obs, _ = env.reset(seed=seed)
+        env.action_space.seed(seed)
+        out = [obs["positions"]]
+        for _ in range(4):
+            obs, r, *_ = env.step(env.action_space.sample())
+            out.append(obs["positions"])
+        return np.stack(out), r
+
+    (a, ra), (b, rb) = run(3), run(3)
+    assert np.array_equal(a, b) and ra == rb
+    assert not np.array_equal(a, run(4)[0])  # the fabric is drawn from the seed
+
+
+def test_flatten_reward_is_one_flat_and_low_crumpled():
+    flat = ClothFlattenEnv(crumple=False)
+    flat.reset(seed=0)
+    assert flat.coverage() == pytest.approx(1.0, abs=0.01)
+    crumpled = ClothFlattenEnv(**SMALL)
+    crumpled.reset(seed=0)
+    assert crumpled.coverage() < 0.6
+
+
+def test_fold_reward_of_a_folded_sheet_reaches_success():
+    env = ClothFoldEnv(**SMALL, action_mode="velocity")
+    env.reset(seed=0)
+    assert not env._info()["is_success"]
+    x = env.state.x.copy()
+    left, right = env.fold_pairs[:, 0], env.fold_pairs[:, 1]
+    x[left] = x[right] + [0.0, 0.0, 2 * env.task.thickness]  # the left half laid on the right one
+    env.state.x = x
+    assert env.task.reward(env) == pytest.approx(-2 * env.task.thickness)
+    assert env._info()["is_success"]
+
+
+def test_bad_actions_and_options_get_named_errors():
+    env = ClothFoldEnv(**SMALL, action_mode="velocity")
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(np.zeros(4))
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="finite"):
+        env.step(np.array([np.nan, 0, 0, 0]))
+    with pytest.raises(ValueError, match="action_mode"):
+        ClothFoldEnv(action_mode="teleport")
+    with pytest.raises(ValueError, match="observations"):
+        ClothFoldEnv(observations=("smell",))
+
+
+def test_a_velocity_gripper_lifts_the_corner_it_closes_on():
+    env = ClothFoldEnv(**SMALL, action_mode="velocity")
+    env.reset(seed=0)
+    for _ in range(4):
+        obs, *_ = env.step(np.array([0.0, 0.0, 1.0, 1.0]))
+    g = obs["grippers"][0]
+    assert g[3] == 1.0 and g[2] == pytest.approx(2 * env.task.thickness + 4 * 0.05 * env.max_speed, rel=1e-6)
+    corner = np.argmin(np.linalg.norm(env.start_positions[:, :2] - [-0.1, -0.1], axis=1))
+    assert env.state.x[corner, 2] > 0.05
+    for _ in range(3):
+        obs, *_ = env.step(np.array([0.0, 0.0, 0.0, -1.0]))
+    assert obs["grippers"][0, 3] == 0.0 and env.state.x[corner, 2] < 0.05  # released: it falls
+
+
+@pytest.mark.parametrize("vector", [gym.vector.SyncVectorEnv, gym.vector.AsyncVectorEnv])
+def test_vector_envs_match_sequential_envs(vector):
+    make = [lambda: ClothFoldEnv(**SMALL, action_mode="velocity")] * 2
+    venv = vector(make)
+    obs, _ = venv.reset(seed=[5, 6])
+    actions = np.array([[0.2, -0.1, 0.5, 1.0], [-0.3, 0.0, 0.2, 1.0]], dtype=np.float32)
+    for _ in range(3):
+        obs, *_ = venv.step(actions)
+    venv.close()
+    for i, seed in enumerate((5, 6)):
+        env = ClothFoldEnv(**SMALL, action_mode="velocity")
+        env.reset(seed=seed)
+        for _ in range(3):
+            single, *_ = env.step(actions[i])
+        assert np.array_equal(obs["positions"][i], single["positions"])
