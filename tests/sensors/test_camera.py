@@ -101,3 +101,14 @@ def test_presets_and_bad_cameras():
         CameraSensor(model, d435).capture(np.zeros((3, 3)))
     with pytest.raises(ValueError, match="PinholeCamera"):
         CameraSensor(model, "d435")
+
+
+def test_a_table_plane_is_seen_at_its_depth_behind_the_cloth():
+    from isocloth.contact.obstacles import ObstaclePlane
+
+    model = _sheet_model([ObstaclePlane(point=(0.0, 0.0, -0.2), normal=(0.0, 0.0, 1.0))])
+    cam = PinholeCamera(100, 100, 50.0, 50.0, 50.0, 50.0).looking_at((0, 0, 1.0), (0, 0, 0), up=(0, 1, 0))
+    frame = CameraSensor(model, cam).capture(model.initial_positions)
+    assert frame.mask[50, 50] == LABEL_CLOTH and frame.depth[50, 50] == pytest.approx(1.0, abs=1e-6)
+    assert frame.mask[2, 2] == 2 and frame.depth[2, 2] == pytest.approx(1.2, abs=1e-6)
+    assert np.all(frame.mask > 0)  # the plane fills the rest of the view

@@ -2,8 +2,8 @@
 through ``embreex``), and their point clouds.
 
 Every pixel casts one ray through its centre (:meth:`PinholeCamera.pixel_directions`) against the
-cloth's triangles (quads split) and the obstacles' surfaces (``isocloth.viz.obstacle_meshes``: planes
-as patches around the view, primitives tessellated, mesh obstacles as given; thin obstacles and
+cloth's triangles (quads split) and the obstacles' surfaces (``isocloth.viz.obstacle_meshes``:
+primitives tessellated, mesh obstacles as given; planes intersected exactly; thin obstacles and
 obstacles given only by a signed distance are not seen). The first hit gives the depth (camera-frame
 z, m), the label (0 nothing, 1 cloth, 2 + k obstacle k of ``model.obstacles``) and a Lambertian
 grey level with a light at the camera.
@@ -81,6 +81,7 @@ class CameraSensor:
     """
 
     def __init__(self, model, camera: PinholeCamera, *, noise: DepthNoise | None = None, seed: int | None = None):
+        from isocloth.contact.obstacles import ObstaclePlane
         from isocloth.viz.obstacle_meshes import ObstacleGeometry
 
         if not isinstance(camera, PinholeCamera):
@@ -96,11 +97,17 @@ class CameraSensor:
         pts = np.vstack([model.initial_positions, camera.position[None]])
         grow = camera.far
         self._obstacles = list(model.obstacles)
-        self._geometry = ObstacleGeometry(self._obstacles, np.stack([pts.min(axis=0) - grow, pts.max(axis=0) + grow]))
-        self._dirs = camera.pixel_directions() @ camera.pose[:3, :3].T  # world directions, camera z = 1
+        self._planes = [(2 + k, o) for k, o in enumerate(self._obstacles) if isinstance(o, ObstaclePlane)]
+        solid = [o for o in self._obstacles if not isinstance(o, ObstaclePlane)]
+        self._geometry = ObstacleGeometry(solid, np.stack([pts.min(axis=0) - grow, pts.max(axis=0) + grow]))
+        dirs = camera.pixel_directions() @ camera.pose[:3, :3].T  # world directions, camera z = 1
+        self._dirs = np.ascontiguousarray(dirs, dtype=np.float32)
+        self._unit = (dirs / np.linalg.norm(dirs, axis=1, keepdims=True)).astype(np.float32)
+        self._origins = np.ascontiguousarray(np.broadcast_to(camera.position.astype(np.float32), dirs.shape))
 
-    def capture(self, x: np.ndarray, t: float = 0.0) -> SensorFrame:
-        """Depth, mask and RGB of the cloth at positions x (n, 3) [m] and the obstacles at time t [s].
+    def capture(self, x: np.ndarray, t: float = 0.0, *, rgb: bool = True) -> SensorFrame:
+        """Depth, mask and RGB of the cloth at positions x (n, 3) [m] and the obstacles at time t [s]
+        (``rgb=False``: the colour image is left black, which saves its shading).
 
         Raises
         ------
@@ -120,24 +127,42 @@ class CameraSensor:
         for obs, tris in self._geometry.solid_parts(t):
             TriangleMesh(scene, np.ascontiguousarray(tris, dtype=np.float32))
             labels.append(2 + next(k for k, o in enumerate(self._obstacles) if o is obs))
-        origins = np.ascontiguousarray(np.broadcast_to(cam.position.astype(np.float32), self._dirs.shape))
-        hit = scene.run(origins, np.ascontiguousarray(self._dirs, dtype=np.float32), output=1)
-        geom = np.asarray(hit["geomID"]).astype(np.int64)
-        seen = geom >= 0
-        label = np.zeros(geom.size, dtype=np.int16)
-        label[seen] = np.asarray(labels, dtype=np.int16)[geom[seen]]
-        depth = np.where(seen, np.asarray(hit["tfar"], dtype=np.float32), 0.0).astype(np.float32)
-        depth[(depth < cam.near) | (depth > cam.far)] = 0.0
-        normal = np.asarray(hit["Ng"], dtype=np.float64)
-        ray = self._dirs / np.linalg.norm(self._dirs, axis=1, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            cos = np.abs(np.einsum("ij,ij->i", normal, ray)) / np.linalg.norm(normal, axis=1)
-        cos = np.where(seen, np.nan_to_num(cos), 0.0)
+        hit = scene.run(self._origins, self._dirs, output=1)
+        geom = np.asarray(hit["geomID"])
         h, w = cam.height, cam.width
+        label = np.zeros(h * w, dtype=np.int16)
+        hits = geom >= 0
+        label[hits] = np.asarray(labels, dtype=np.int16)[geom[hits]]
+        depth = np.where(hits, np.asarray(hit["tfar"]), np.inf).astype(np.float32)
+        normal = np.asarray(hit["Ng"])
+        for lab, plane in self._planes:  # ray o + s d meets the plane (p − q)·ν = 0 at s = (q − o)·ν / d·ν
+            pose = plane.motion.pose(t)
+            q = pose.apply(np.asarray(plane.point, dtype=np.float64)[None])[0]
+            nu = pose.rotate(np.asarray(plane.normal, dtype=np.float64)[None])[0]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                sp = (float((q - cam.position) @ nu) / (self._dirs @ nu.astype(np.float32))).astype(np.float32)
+            nearer = (sp > 0) & (sp < depth)
+            depth[nearer], label[nearer] = sp[nearer], lab
+            if nearer.any():
+                normal = np.array(normal, copy=True)
+                normal[nearer] = nu
+        seen = np.flatnonzero(label > 0)
+        depth[~(label > 0)] = 0.0
+        depth[(depth < cam.near) | (depth > cam.far)] = 0.0
+        cos = None
+        if rgb or self.noise is not None:  # |cos| of the angle between ray and surface normal
+            normal = normal[seen]
+            c = np.abs(np.einsum("ij,ij->i", normal, self._unit[seen]))
+            c /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normal, normal)), 1e-30)
+            cos = np.zeros(h * w, dtype=np.float32)
+            cos[seen] = c
         depth = depth.reshape(h, w)
         if self.noise is not None:
             depth = self.noise.apply(depth, cos.reshape(h, w), self.rng)
-        colour = np.array([_COLOURS.get(int(k), _OBSTACLE_COLOUR) for k in range(int(label.max(initial=0)) + 1)])
-        shade = np.where(seen, 0.25 + 0.75 * cos, 1.0)[:, None] * colour[label]
-        rgb = np.clip(255.0 * shade, 0, 255).astype(np.uint8).reshape(h, w, 3)
-        return SensorFrame(cam, depth, label.reshape(h, w), rgb)
+        image = np.zeros((h * w, 3), dtype=np.uint8)
+        if rgb:
+            colour = np.array([_COLOURS.get(int(k), _OBSTACLE_COLOUR) for k in range(int(label.max(initial=0)) + 1)])
+            shade = np.full(h * w, 1.0, dtype=np.float32)
+            shade[seen] = 0.25 + 0.75 * cos[seen]
+            image = np.clip(255.0 * shade[:, None] * colour[label], 0, 255).astype(np.uint8)
+        return SensorFrame(cam, depth, label.reshape(h, w), image.reshape(h, w, 3))

@@ -283,8 +283,9 @@ class FrictionImpulses:
         ``rows`` : ContactRows at the current iterate; ``factor`` : WorkingFactor of the current
         working set (required when some row carries friction); ``opts`` : the ContactProjection
         (friction settings); ``stats`` : ContactStats (friction counters). Returns True when
-        friction has settled (the pending change moves no contact point by more than
-        ``opts.slip_tolerance``).
+        friction has settled: the pending change moves no contact point by more than
+        ``opts.slip_tolerance``, or, for a contact that slips by s in the step, by more than
+        ``opts.slip_relative_tolerance`` × |s|.
         """
         self._pending = {}
         keys = rows.keys
@@ -343,8 +344,11 @@ class FrictionImpulses:
             self._pending[int(k)] = (F3_new[i], nodes, wts)
         if same_n:
             np.add.at(f, np.concatenate(same_n), np.concatenate(same_d))
-        change = np.abs(D @ (out.F - F0).ravel()).max()
-        return settled and change <= opts.slip_tolerance
+        # settled: the pending change moves no contact point by more than ε2, or, for a contact that
+        # slips, by more than slip_relative_tolerance times its slip in the step
+        moved = np.linalg.norm((D @ (out.F - F0).ravel()).reshape(-1, 2), axis=1)
+        allowed = np.maximum(opts.slip_tolerance, opts.slip_relative_tolerance * np.linalg.norm(s0, axis=1))
+        return settled and bool(np.all(moved <= allowed))
 
     def commit(self) -> None:
         """The changes written by :meth:`update` are applied by the next QP."""

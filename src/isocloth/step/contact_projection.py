@@ -111,6 +111,9 @@ class ContactProjection:
     slip_tolerance : float [m], ε2: friction is settled when its pending change moves no contact
         point by more than this, or the last QP moved no node by more (1e-8 m: a slip-velocity
         error of 1e-6 m/s at dt = 10 ms)
+    slip_relative_tolerance : float, a contact that slips by s in the step is settled when the
+        pending change moves it by at most this × |s| (a sliding contact's friction only needs its
+        direction to this accuracy; sticking contacts, s ≈ 0, keep ε2)
     max_iterations : int, cap on linearised QPs per pass
     margin : float [m], contact detection distance around obstacles
     friction_tolerance : float [m], slip change at which the Gauss–Seidel sweeps of the friction
@@ -134,6 +137,7 @@ class ContactProjection:
     tolerance: float = 1e-3
     penetration_tolerance: float = 1e-4
     slip_tolerance: float = 1e-8
+    slip_relative_tolerance: float = 1e-3
     max_iterations: int = 50
     margin: float = 0.01
     friction_tolerance: float = 1e-11
