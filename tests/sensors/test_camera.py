@@ -112,3 +112,13 @@ def test_a_table_plane_is_seen_at_its_depth_behind_the_cloth():
     assert frame.mask[50, 50] == LABEL_CLOTH and frame.depth[50, 50] == pytest.approx(1.0, abs=1e-6)
     assert frame.mask[2, 2] == 2 and frame.depth[2, 2] == pytest.approx(1.2, abs=1e-6)
     assert np.all(frame.mask > 0)  # the plane fills the rest of the view
+
+
+def test_cloth_lying_on_a_plane_is_seen_in_front_of_it():
+    from isocloth.contact.obstacles import ObstaclePlane
+
+    model = _sheet_model([ObstaclePlane(point=(0.0, 0.0, 0.0), normal=(0.0, 0.0, 1.0))])
+    cam = PinholeCamera(100, 100, 120.0, 120.0, 50.0, 50.0).looking_at((0.1, -0.3, 0.6), (0, 0, 0))
+    frame = CameraSensor(model, cam).capture(model.initial_positions)  # the sheet lies in the plane z = 0
+    clear = CameraSensor(_sheet_model(), cam).capture(model.initial_positions)
+    assert np.array_equal(frame.mask == LABEL_CLOTH, clear.mask == LABEL_CLOTH)

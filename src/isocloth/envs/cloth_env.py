@@ -130,14 +130,12 @@ class ClothEnv(gym.Env):
                                                                            1.2 * self.task.size), (0, 0, 0))
         self._camera = CameraSensor(self.model, eye)
         x0 = self.model.initial_positions
-        self.fold_pairs = _mirror_pairs(x0)
+        self.fold_pairs = _mirror_pairs(x0, self.task.size / (self.task.nodes - 1))
         if isinstance(self.task, ClothFlatten) and self.task.crumple:
-            # lift a random node, carry it over a random point and drop the sheet from there: a crumpled start
-            node = int(self.np_random.integers(self.model.node_count))
-            target = np.append(self.np_random.uniform(-0.25, 0.25, 2) * self.task.size, 0.8 * self.task.size)
-            self._carry(node, target, lift=0.8 * self.task.size, settle=0.5)
+            self._crumple(x0)
         if self.action_mode == "velocity":
-            corners = np.array([[-0.5, -0.5], [0.5, -0.5], [0.5, 0.5], [-0.5, 0.5]]) * self.task.size
+            # the first two grippers start over the corners of the half x < 0 (the fold's moving half)
+            corners = np.array([[-0.5, -0.5], [-0.5, 0.5], [0.5, -0.5], [0.5, 0.5]]) * self.task.size
             for k in range(self.grippers):
                 self._gripper_pos[k] = [*corners[k % 4], 2 * self.task.thickness]
         self.start_positions = self.state.x.copy()
@@ -177,6 +175,27 @@ class ClothEnv(gym.Env):
         return coverage(frame.mask, _CAMERA_HEIGHT, cam.fx, cam.fy, self._rest_area)
 
     # ------------------------------------------------------------------ internals
+    CRUMPLE_ATTEMPTS = 3
+
+    def _crumple(self, x0: np.ndarray) -> None:
+        """Lift a random node, carry it over a random point and drop the sheet from there: a crumpled
+        start. A drop whose contact steps fail (``SimulationDiverged``: a sheet landing on itself can
+        still defeat the contact projection) is redrawn, at most ``CRUMPLE_ATTEMPTS`` times."""
+        from isocloth.step.stepper import SimulationDiverged
+
+        start = self.state
+        for attempt in range(self.CRUMPLE_ATTEMPTS):
+            node = int(self.np_random.integers(self.model.node_count))
+            target = np.append(self.np_random.uniform(-0.25, 0.25, 2) * self.task.size, 0.8 * self.task.size)
+            try:
+                self._carry(node, target, lift=0.8 * self.task.size, settle=0.5)
+                return
+            except SimulationDiverged:
+                if attempt == self.CRUMPLE_ATTEMPTS - 1:
+                    raise
+                self.state = start
+                self.hand = GraspController(self.model.node_count)
+
     def _advance(self, duration: float) -> None:
         for _ in range(max(1, int(round(duration / self.stepper.dt)))):
             self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + self.stepper.dt))
@@ -247,9 +266,10 @@ class ClothEnv(gym.Env):
         return {"is_success": bool(self.task.success(self)), "time": float(self.state.t)}
 
 
-def _mirror_pairs(x0: np.ndarray) -> np.ndarray:
-    """(k, 2) int64 pairs (i, j) of nodes mirrored across x = 0 (i at x < 0, j at x > 0)."""
-    left = np.flatnonzero(x0[:, 0] < -1e-9)
+def _mirror_pairs(x0: np.ndarray, spacing: float) -> np.ndarray:
+    """(k, 2) int64 pairs (i, j) of nodes mirrored across x = 0 (i at x < 0, j at x > 0) of a grid of
+    node ``spacing`` [m] (nodes within a quarter spacing of x = 0 lie on the fold line: unpaired)."""
+    left = np.flatnonzero(x0[:, 0] < -0.25 * spacing)
     mirrored = x0[left] * np.array([-1.0, 1.0, 1.0])
     d = np.linalg.norm(x0[None, :, :] - mirrored[:, None, :], axis=2)
     return np.column_stack([left, d.argmin(axis=1)]).astype(np.int64)

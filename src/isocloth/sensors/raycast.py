@@ -24,6 +24,9 @@ LABEL_NONE = 0
 LABEL_CLOTH = 1
 """Labels of the segmentation mask; obstacle k of ``model.obstacles`` has label 2 + k."""
 
+PLANE_MARGIN = 1e-3
+"""[m] A plane hides a surface the ray meets only when it is nearer by more than this."""
+
 _COLOURS = {LABEL_NONE: (0.92, 0.92, 0.95), LABEL_CLOTH: (0.85, 0.33, 0.22)}
 _OBSTACLE_COLOUR = (0.55, 0.58, 0.62)
 
@@ -141,7 +144,9 @@ class CameraSensor:
             nu = pose.rotate(np.asarray(plane.normal, dtype=np.float64)[None])[0]
             with np.errstate(divide="ignore", invalid="ignore"):
                 sp = (float((q - cam.position) @ nu) / (self._dirs @ nu.astype(np.float32))).astype(np.float32)
-            nearer = (sp > 0) & (sp < depth)
+            # cloth lying on a plane (a table) is in front of it: the plane must be nearer by more than
+            # PLANE_MARGIN to hide what the ray met (else the two fight pixel by pixel)
+            nearer = (sp > 0) & (sp < depth - PLANE_MARGIN)
             depth[nearer], label[nearer] = sp[nearer], lab
             if nearer.any():
                 normal = np.array(normal, copy=True)
