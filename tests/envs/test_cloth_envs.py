@@ -14,6 +14,7 @@ SMALL = {"size": 0.2, "nodes": 5}
 def test_envs_pass_gymnasiums_checker_with_every_observation():
     env = ClothFoldEnv(**SMALL, action_mode="velocity", grippers=2,
                        observations=("positions", "rgb", "depth", "point_cloud"), image_size=(24, 32), points=64)
+    env.action_space.seed(0)  # the checker steps with samples of the action space: the same ones every run
     check_env(env, skip_render_check=True)
     obs, _ = env.reset(seed=0)
     assert obs["rgb"].shape == (24, 32, 3) and obs["depth"].shape == (24, 32, 1)
@@ -152,3 +153,19 @@ def test_the_scripted_two_gripper_fold_solves_clothfold():
     left, right = env.fold_pairs[:, 0], env.fold_pairs[:, 1]
     assert np.all(env.state.x[left, 2] > env.state.x[right, 2])  # the half x < 0 lies on top
     assert np.abs(env.state.x[right] - x0[right]).max() < 0.03
+
+
+def test_a_step_the_solver_cannot_take_truncates_the_episode():
+    from isocloth.step.stepper import SimulationDiverged
+
+    env = ClothFoldEnv(**SMALL, action_mode="velocity")
+    env.reset(seed=0)
+    before = env.state
+
+    def fail(state, control):
+        raise SimulationDiverged("constraint residual 47.3 > 0.5")
+
+    env.stepper.step = fail
+    obs, reward, terminated, truncated, info = env.step(np.zeros(4))
+    assert truncated and not terminated and "47.3" in info["diverged"]
+    assert env.state is before and np.array_equal(obs["positions"], before.x.astype(np.float32))

@@ -15,6 +15,9 @@ Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m
 (h, w, 3) uint8, ``"depth"`` (h, w, 1) float32 [m] and ``"point_cloud"`` (``points``, 3) float32 [m]
 (cloth pixels, sampled with replacement) from a camera above the table; in velocity mode
 ``"grippers"`` (g, 4) float32 (position [m], closed).
+
+A step that the contact projection cannot take (``SimulationDiverged``) ends the episode: ``truncated``
+is True, the state is the last one reached and ``info["diverged"]`` holds the reason.
 """
 
 from __future__ import annotations
@@ -148,19 +151,30 @@ class ClothEnv(gym.Env):
         if a.shape != self.action_space.shape or not np.isfinite(a).all():
             raise ValueError(f"action must be a finite array of shape {self.action_space.shape}, got "
                              f"{np.asarray(action).tolist()}")
+        from isocloth.step.stepper import SimulationDiverged
+
         a = np.clip(a, -1.0, 1.0)
-        if self.action_mode == "pick_place":
-            pick, place = a[:2] * self.workspace, a[2:] * self.workspace
-            x = self.state.x
-            near = np.flatnonzero(np.linalg.norm(x[:, :2] - pick, axis=1) <= self.pick_radius)
-            if near.size:
-                self._carry(int(near[np.argmax(x[near, 2])]), place, lift=self.lift)
+        failure = None
+        try:
+            if self.action_mode == "pick_place":
+                pick, place = a[:2] * self.workspace, a[2:] * self.workspace
+                x = self.state.x
+                near = np.flatnonzero(np.linalg.norm(x[:, :2] - pick, axis=1) <= self.pick_radius)
+                if near.size:
+                    self._carry(int(near[np.argmax(x[near, 2])]), place, lift=self.lift)
+                else:
+                    self._advance(self.settle)
             else:
-                self._advance(self.settle)
-        else:
-            self._velocity(a.reshape(self.grippers, 4))
+                self._velocity(a.reshape(self.grippers, 4))
+        except SimulationDiverged as exc:
+            # a step the contact projection could not take: the episode ends (truncated) at the last
+            # state it reached, with the reason in info["diverged"]; reset() starts a new one
+            failure = str(exc)
         reward = float(self.task.reward(self))
-        return self._observe(), reward, False, False, self._info()
+        info = self._info()
+        if failure is not None:
+            info["diverged"] = failure
+        return self._observe(), reward, False, failure is not None, info
 
     def render(self):
         if self.render_mode != "rgb_array" or self.state is None:
