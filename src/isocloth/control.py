@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = [
-    "Control", "Grasp", "ControlSchedule", "GraspController", "nodes_near", "Trajectory", "TrajectoryFixed", "TrajectoryWaypoints",
+    "Control", "Grasp", "ControlSchedule", "GraspController", "nodes_near", "grasp_node_indices", "Trajectory", "TrajectoryFixed", "TrajectoryWaypoints",
     "TrajectorySinusoid", "TrajectorySampled", "TrajectoryCallable", "TrajectoryRotation",
 ]
 
@@ -59,18 +59,7 @@ class Control:
         if self.grasp_nodes is None:
             nodes = np.asarray(default_nodes, dtype=np.int64)
         else:
-            raw = np.asarray(self.grasp_nodes)
-            if raw.ndim != 1 or (raw.size and not np.issubdtype(raw.dtype, np.integer)):
-                raise ValueError(f"control.grasp_nodes must be a 1-D array of node indices, got {raw.dtype} array "
-                                 f"of shape {raw.shape}")
-            nodes = raw.astype(np.int64)
-            bad = nodes[(nodes < 0) | (nodes >= node_count)]
-            if bad.size:
-                raise ValueError(f"control.grasp_nodes names node {int(bad[0])}, outside 0..{node_count - 1}")
-            uniq, counts = np.unique(nodes, return_counts=True)
-            if np.any(counts > 1):
-                raise ValueError(f"control.grasp_nodes names node {int(uniq[counts > 1][0])} twice; a node is "
-                                 "held by one target")
+            nodes = grasp_node_indices(self.grasp_nodes, node_count)
         try:
             targets = np.asarray(self.grasp_targets, dtype=np.float64)
         except (TypeError, ValueError):
@@ -83,6 +72,28 @@ class Control:
             raise ValueError(f"control.grasp_targets must be finite positions [m]; row {k} (grasped node "
                              f"{int(nodes[k])}) is {targets[k].tolist()}")
         return nodes, targets
+
+
+def grasp_node_indices(nodes, node_count: int) -> np.ndarray:
+    """``nodes`` as (g,) int64 node indices of a model of ``node_count`` nodes.
+
+    Raises
+    ------
+    ValueError if they are not a 1-D array of integers in 0..n−1 or one repeats.
+    """
+    raw = np.asarray(nodes)
+    if raw.ndim != 1 or (raw.size and not np.issubdtype(raw.dtype, np.integer)):
+        raise ValueError(f"control.grasp_nodes must be a 1-D array of node indices, got {raw.dtype} array "
+                         f"of shape {raw.shape}")
+    out = raw.astype(np.int64)
+    bad = out[(out < 0) | (out >= node_count)]
+    if bad.size:
+        raise ValueError(f"control.grasp_nodes names node {int(bad[0])}, outside 0..{node_count - 1}")
+    uniq, counts = np.unique(out, return_counts=True)
+    if np.any(counts > 1):
+        raise ValueError(f"control.grasp_nodes names node {int(uniq[counts > 1][0])} twice; a node is "
+                         "held by one target")
+    return out
 
 
 class Trajectory:

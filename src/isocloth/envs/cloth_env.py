@@ -210,9 +210,13 @@ class ClothEnv(gym.Env):
                 self.state = start
                 self.hand = GraspController(self.model.node_count)
 
+    def _sim_step(self) -> None:
+        """One simulation step with the grasps of :attr:`hand`."""
+        self.state, _ = self.stepper.step(self.state, self.hand.control(self.state.t + self.stepper.dt))
+
     def _advance(self, duration: float) -> None:
         for _ in range(max(1, int(round(duration / self.stepper.dt)))):
-            self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + self.stepper.dt))
+            self._sim_step()
 
     def _carry(self, node: int, place_xy: np.ndarray, lift: float, settle: float | None = None) -> None:
         """Pick-and-place primitive on one node: an arc from the node to ``place_height`` above the
@@ -229,7 +233,7 @@ class ClothEnv(gym.Env):
         for i in range(1, k + 1):
             s = _smoothstep(i / k)
             self.hand.move_to(h, a + s * (b - a) + np.array([0.0, 0.0, height * np.sin(np.pi * s)]))
-            self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + dt))
+            self._sim_step()
         self.hand.release(h)
         self._advance(self.settle if settle is None else settle)
 
@@ -253,7 +257,7 @@ class ClothEnv(gym.Env):
             for k, h in enumerate(self._gripper_handle):
                 if h is not None:
                     self.hand.move_by(h, v[k] * dt if self._gripper_pos[k, 2] > 0 else v[k] * dt * [1, 1, 0])
-            self.state, self._last = self.stepper.step(self.state, self.hand.control(self.state.t + dt))
+            self._sim_step()
 
     def _observe(self) -> dict:
         out = {"positions": self.state.x.astype(np.float32)}

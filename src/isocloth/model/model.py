@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.sparse as sp
 
-from isocloth.control import Control, ControlSchedule, Grasp, TrajectoryFixed
+from isocloth.control import Control, ControlSchedule, Grasp, TrajectoryFixed, grasp_node_indices
 from isocloth.fem.inextensibility import InextensibilityConstraints, RowKind
 from isocloth.fem.stretch_limits import StretchLimits
 from isocloth.mesh.mesh import Mesh
@@ -265,7 +265,7 @@ class ClothModel:
 
         Raises
         ------
-        ValueError if a node index is outside 0..n−1 or repeats (see ``Control.validated``).
+        ValueError if a node index is outside 0..n−1 or repeats (``isocloth.control.grasp_node_indices``).
         """
         nodes = np.asarray(nodes, dtype=np.int64)
         if np.array_equal(nodes, self.grasp_nodes):
@@ -273,7 +273,7 @@ class ClothModel:
         variants = self._cache.setdefault("grasp_variants", {})
         key = nodes.tobytes()
         if key not in variants:
-            Control(0.0, np.zeros((nodes.size, 3)), nodes).validated(self.node_count, nodes)
+            grasp_node_indices(nodes, self.node_count)
             if len(variants) >= GRASP_VARIANTS:
                 variants.pop(next(iter(variants)))
             schedule = ControlSchedule((Grasp(tuple(nodes.tolist()), TrajectoryFixed(), "control"),), nodes.copy(),

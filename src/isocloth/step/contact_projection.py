@@ -309,6 +309,7 @@ class ContactProjection:
         faces = mesh_faces(model.mesh) if self.face_midpoints and model.obstacles else None
         best = (np.inf, None, None, None, None, None)  # smallest residual after a QP: returned if not converged
         contact_impulse = np.zeros((n, 3))  # Σ of the QPs' A_Iᵀγ + f (contact rows and friction)
+        grasped = not free_mask.all()  # only the forces of grasps use it (isocloth.step.grasp_forces)
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
             c = C[rows]
@@ -397,7 +398,8 @@ class ContactProjection:
                 step = self._step_length(model, x, dx, rows, log.residuals, s0, ds, stretch_index, self.tolerance)
                 soft[held] += step * qp.dx[3 * n:]
             x = x + step * dx
-            contact_impulse += step * ((A_I_q.T @ qp.gamma)[:3 * n].reshape(n, 3) + f)
+            if grasped:
+                contact_impulse += step * ((A_I_q.T @ qp.gamma)[:3 * n].reshape(n, 3) + f)
             step_max = float(np.abs(dx).max()) if dx.size else 0.0
             lam[rows] += qp.zeta_E
             fric.set_normal_impulse(R, qp.gamma)

@@ -13,6 +13,7 @@ import numpy as np
 from isocloth.control import Control
 from isocloth.fem.stretch_limits import stretch_limits
 from isocloth.mesh.topology import element_areas, rest_element_areas
+from isocloth.model.model import GRASP_VARIANTS
 from isocloth.solvers.projection import SolverProjection
 from isocloth.solvers.result import SolveResult, SolveStatus
 from isocloth.state import State
@@ -158,7 +159,7 @@ class Stepper:
         """The implicit-Euler predictor of the current grasp set (one per set, each factorized once)."""
         m = self._model
         if m not in self._predictors:
-            if len(self._predictors) > 16:
+            if len(self._predictors) > GRASP_VARIANTS:  # as many as the model keeps
                 self._predictors.pop(next(k for k in self._predictors if k is not self.model))
             self._predictors[m] = Predictor(m, membrane=self.membrane_relaxation is None)
         return self._predictors[m]
