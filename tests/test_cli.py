@@ -133,3 +133,19 @@ def test_python_dash_m_runs_the_command_line():
 
     r = subprocess.run([sys.executable, "-m", "isocloth", "--version"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith("isocloth ")
+
+
+def test_a_start_inside_an_obstacle_runs_only_with_force(tmp_path):
+    """Refused with the obstacle named and the way out; with --force the run starts, says so on the console and
+    records the nodes in summary.json, and the first step pushes them out."""
+    low = ["--set", "cloth.placement.translate=[0.0, 0.0, 0.183]", "--set", "simulation.duration=0.01"]
+    r = runner.invoke(app, ["run", "drop-fold", "--out", str(tmp_path / "no"), "--no-video", "--no-progress", *low])
+    assert r.exit_code != 0 and "inside obstacle 'floor'" in r.output and "--force" in r.output
+    out = tmp_path / "forced"
+    r = runner.invoke(app, ["run", "drop-fold", "--out", str(out), "--no-video", "--no-progress", "--force", *low])
+    assert r.exit_code == 0, r.output
+    assert "15 cloth nodes start inside obstacle 'floor'" in r.output and "started anyway" in r.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["start"]["nodes_inside"] == {"floor": 15} and summary["unconverged_steps"] == 0
+    assert any("started inside obstacle 'floor'" in w for w in summary["start"]["warnings"])
+    assert load_trajectory(out).positions[-1][:, 2].min() >= -1e-4

@@ -11,6 +11,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import json  # noqa: E402
 import sys
+import warnings
 from pathlib import Path
 from typing import Optional
 
@@ -150,6 +151,8 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
         set_: list[str] = typer.Option([], "--set", help="override a scene key: --set simulation.dt=0.005"),
         video: bool = typer.Option(True, "--video/--no-video", help="render a video at the end"),
         resume: Optional[Path] = typer.Option(None, "--resume", help="continue the run in this folder"),
+        force: bool = typer.Option(False, "--force", help="start even if cloth nodes begin inside an obstacle "
+                                                          "(the first step pushes them out)"),
         progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Simulate a scene and write trajectory, diagnostics, checkpoint and video to a run folder."""
     from isocloth.mesh.mesh import MeshError
@@ -164,7 +167,11 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
             summary = resume_run(resume, progress=progress, render=None if video else False, overrides=set_,
                                  on_warning=_warn_line)
         else:
-            sc = load_scene(scene, set_)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", UserWarning)
+                sc = load_scene(scene, set_, force=force)
+            for w in caught:
+                typer.echo(f"warning: {w.message}", err=True)
             folder = out or Path("runs") / sc.config.name
             typer.echo(f"running {sc.config.name}: {sc.model.node_count} nodes, {sc.model.constraint_count} "
                        f"constraints, dt = {sc.dt} s, {sc.duration} s -> {folder}", err=True)

@@ -31,7 +31,8 @@ import numpy as np
 
 from isocloth.io.atomic import atomic_write_text, remove_temporaries
 from isocloth.io.jsontext import json_text
-from isocloth.scenes.loader import Scene, SceneError, apply_overrides, build_scene, config_from_dict, scene_obstacles
+from isocloth.scenes.loader import (Scene, SceneError, apply_overrides, build_scene, config_from_dict, nodes_inside,
+                                    scene_obstacles)
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
 
@@ -279,7 +280,8 @@ def start_report(scene: Scene) -> dict:
     Returns a dict: ``rest_area``, ``area`` [m²] and ``area_mismatch`` (relative) of the cloth at
     rest and at t = 0 with the scene's ``rest`` source; ``grasp_offset`` [m], the largest distance
     of a grasped node from its target at t = 0; ``closest_obstacle`` [m], the smallest signed
-    distance of a node to an obstacle (the scene refuses starts deeper than 1 mm inside);
+    distance of a node to an obstacle; ``nodes_inside``, obstacle name → number of nodes starting more
+    than 1 mm inside it (only a forced start has any: :func:`~isocloth.scenes.loader.build_scene`);
     ``intersecting_faces``, pairs of faces crossing at t = 0; ``warnings``, one sentence per finding
     that deserves attention (area mismatch above ``START_AREA_MISMATCH``, a grasp offset above 1 cm,
     intersecting faces)."""
@@ -295,6 +297,8 @@ def start_report(scene: Scene) -> dict:
     out["grasp_offset"] = float(np.linalg.norm(x[g] - ctl.grasp_targets, axis=1).max()) if g.size else 0.0
     dist = [float(obs.signed_distance(x, 0.0).min()) for obs in model.obstacles]
     out["closest_obstacle"] = min(dist) if dist else None
+    inside = {name: int(nodes.size) for name, nodes, _ in nodes_inside(model, x)}
+    out["nodes_inside"] = inside
     out["intersecting_faces"] = int(len(face_intersections(x, mesh.triangles, mesh.quads)))
     notes = []
     if out["area_mismatch"] > START_AREA_MISMATCH:
@@ -302,6 +306,9 @@ def start_report(scene: Scene) -> dict:
         notes.append(f"the cloth's area at t = 0 ({now:.4g} m²) differs from its rest area ({rest:.4g} m²) by "
                      f"{100 * out['area_mismatch']:.0f} %" + (f" (rest = {source!r}; another rest source, "
                                                               "'geometry' or 'vt', may fit)" if source else ""))
+    for name, count in inside.items():
+        notes.append(f"{count} cloth node{'s' if count > 1 else ''} started inside obstacle {name!r} (forced start): "
+                     "the first step pushed them out")
     if out["grasp_offset"] > 0.01:
         notes.append(f"a grasped node starts {out['grasp_offset']:.3g} m from its target: the first step pulls it there")
     if out["intersecting_faces"]:
@@ -478,6 +485,10 @@ def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path
     opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int),
             "elev": float(out.get("elev", 20.0)), "azim": float(out.get("azim", -60.0)),
             "obstacles": _run_obstacles(traj.metadata)}
+    if out.get("camera"):
+        from isocloth.scenes.schema import VideoCameraSpec
+
+        opts["camera"] = VideoCameraSpec(**out["camera"]).camera(opts["size"])
     opts.update(kw)
     return render_video(traj, path, **opts)
 
@@ -544,7 +555,8 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
         raise SceneError(f"--set {bad[0]!r} cannot change a resumed run: only {', '.join(RESUMABLE_KEYS)} can "
                          "(run the scene again into a new folder for other changes)")
     cfg = config_from_dict(apply_overrides(meta["scene"], overrides), str(folder / "metadata.json"))
-    scene = build_scene(cfg, Path(meta.get("scene_base_dir", ".")))
+    # the start check concerns the initial state, which a resumed run does not use
+    scene = build_scene(cfg, Path(meta.get("scene_base_dir", ".")), force=True)
     try:
         state = State.load(ck)
     except Exception as exc:  # noqa: BLE001 - numpy/zipfile raise several kinds on a damaged file

@@ -166,11 +166,24 @@ def test_a_nearest_grasp_point_far_from_the_cloth_is_refused():
     assert sc.model.grasp_nodes.size >= 1
 
 
-def test_a_cloth_that_starts_inside_an_obstacle_is_refused():
-    """It used to run, the first step ejecting the nodes at 24.7 m/s."""
-    with pytest.raises(SceneError, match=r"starts 0.208 m inside obstacle 'floor'.*move the cloth"):
-        load_scene("drop-fold", ["cloth.placement.translate=[0.0, 0.0, -0.02]"])
+def test_a_cloth_that_starts_inside_an_obstacle_is_refused_unless_forced():
+    """It used to run, the first step ejecting the nodes at 24.7 m/s; now it is refused with the obstacle
+    named and the nodes counted, and a forced start warns the same way and pushes the nodes out."""
+    low = ["cloth.placement.translate=[0.0, 0.0, -0.02]"]
+    with pytest.raises(SceneError, match=r"(\d+) cloth nodes start inside obstacle 'floor' \(deepest: node \d+ "
+                                         r"at .*, 0.208 m deep\): move the cloth.*--force"):
+        load_scene("drop-fold", low)
     load_scene("drop-fold")  # its own placement, above the floor: fine
+    with pytest.warns(UserWarning, match=r"cloth nodes start inside obstacle 'floor'.*started anyway"):
+        sc = load_scene("drop-fold", ["cloth.placement.translate=[0.0, 0.0, 0.183]"], force=True)  # 5 mm deep
+    from isocloth.scenes.loader import nodes_inside
+
+    [(name, nodes, depth)] = nodes_inside(sc.model, sc.initial_state.x)
+    assert name == "floor" and nodes.size == 15 and depth.max() == pytest.approx(0.005, abs=1e-3)
+    state, info = sc.stepper.step(sc.initial_state)
+    assert info.converged
+    floor = sc.model.obstacles[0]
+    assert floor.signed_distance(state.x, state.t).min() >= -sc.stepper.contact_solver.penetration_tolerance
 
 
 @pytest.mark.parametrize("size", ["[0, 0]", "[640, 0]", "[100000, 480]"])

@@ -50,11 +50,43 @@ def test_geometry_of_solid_and_moving_obstacles():
     pts = ObstacleGeometry([cyl], bounds).triangles(0.0).reshape(-1, 3)
     assert np.abs(cyl.signed_distance(pts)).max() <= 0.1 * (1 - np.cos(np.pi / 32)) + 1e-12  # 32-gon sections
     assert np.allclose(pts.min(0), [-0.4, -0.1, 0.4], atol=2e-3) and np.allclose(pts.max(0), [0.4, 0.1, 0.6], atol=2e-3)
-    # a plane that misses the view is not drawn; one that crosses it covers it with small squares
+    # a plane that misses the view is not drawn; one that crosses it covers it
     assert ObstacleGeometry([ob.ObstaclePlane(point=(0.0, 0.0, -5.0))], bounds).empty
     floor = ObstacleGeometry([ob.ObstaclePlane()], bounds).triangles(0.0)
     assert np.allclose(floor[..., 2], 0.0)
-    assert np.ptp(floor[..., 0]) >= 2.0 and np.linalg.norm(floor[:, 1] - floor[:, 0], axis=1).max() < 0.3
+    assert np.ptp(floor[..., 0]) >= 2.0 and np.ptp(floor[..., 1]) >= 2.0
+
+
+def test_cloth_lying_on_a_cylinder_is_not_striped_by_it():
+    """Flat faces of a cloth wrapped on a cylinder cut through it by their sag; the cylinder must not show
+    through (the painter's sort of the earlier renderer drew stripes of it across the cloth)."""
+    cyl = ob.ObstacleCylinder(center=(0.0, 0.0, 0.5), axis=(1.0, 0.0, 0.0), radius=0.1, half_height=0.6)
+    ang = np.linspace(0.2, np.pi - 0.2, 9)  # a half-wrap of 9 x 13 nodes on the surface, elements of 3.5 cm
+    xs = np.linspace(-0.4, 0.4, 13)
+    x = np.array([[a, 0.1 * np.cos(t), 0.5 + 0.1 * np.sin(t)] for t in ang for a in xs])
+    idx = np.arange(x.shape[0]).reshape(9, 13)
+    quads = np.stack([idx[:-1, :-1], idx[:-1, 1:], idx[1:, 1:], idx[1:, :-1]], -1).reshape(-1, 4)
+    img = render_frame(x, None, quads, obstacles=[cyl], elev=90.0, azim=-90.0)
+    h, w = img.shape[:2]
+    inner = img[int(0.42 * h):int(0.58 * h), int(0.3 * w):int(0.7 * w)]  # well inside the cloth's outline
+    assert obstacle_pixels(inner) == 0
+    assert obstacle_pixels(img) > 0.01 * h * w  # the cylinder's ends, beside the cloth
+
+
+def test_video_camera_pose_from_the_scene(tmp_path):
+    from PIL import Image
+
+    from isocloth.runner import run_scene
+    from isocloth.scenes.loader import SceneError
+
+    cam = ["output.camera={eye=[0.0, -3.0, 1.5], target=[0.0, 0.0, 0.75], fov=30.0}"]
+    args = ["simulation.duration=0.04", "output.video='gif'"]
+    orbit = run_scene(load_scene("tablecloth", args), tmp_path / "orbit")
+    posed = run_scene(load_scene("tablecloth", args + cam), tmp_path / "posed")
+    a, b = (np.asarray(Image.open(s.video).convert("RGB")) for s in (orbit, posed))
+    assert a.shape == b.shape and np.mean(np.any(a != b, axis=2)) > 0.05
+    with pytest.raises(SceneError, match="output.camera"):
+        load_scene("tablecloth", ["output.camera={eye=[0.0, 0.0, 1.0], target=[0.0, 0.0, 1.0]}"])
 
 
 def test_thin_obstacles_are_segments_and_points():

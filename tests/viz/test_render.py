@@ -74,15 +74,39 @@ def test_image_changes_when_positions_move_and_size_is_respected():
     assert np.array_equal(r.render(traj.positions[0]), a)  # re-rendering is deterministic
 
 
-def test_highlight_nodes_and_extra_draw():
+def test_highlight_nodes_are_drawn_where_the_camera_sees_them():
+    from isocloth.sensors import PinholeCamera, look_at
+
     x, quads = sheet()
-    calls = []
     plain = render_frame(x, None, quads)
-    marked = render_frame(x, None, quads, highlight_nodes=[0, 5],
-                          extra_draw=lambda ax: calls.append(ax))
+    marked = render_frame(x, None, quads, highlight_nodes=[0, 5])
     assert red_pixels(plain) == 0
     assert red_pixels(marked) > 20
-    assert len(calls) == 1 and hasattr(calls[0], "view_init")
+    # a camera pose instead of the orbit: node 35 (the sheet's far corner) lands on its projection
+    cam = PinholeCamera(200, 150, 150.0, 150.0, 100.0, 75.0, pose=look_at((0.25, -0.6, 0.6), (0.25, 0.25, 0.0)))
+    img = render_frame(x, None, quads, highlight_nodes=[35], camera=cam)
+    assert img.shape == (150, 200, 3)
+    u, v = cam.project(x[[35]])[0]
+    ys, xs = np.nonzero((img[..., 0] > 180) & (img[..., 1] < 70) & (img[..., 2] < 70))
+    assert abs(xs.mean() - u) < 1.5 and abs(ys.mean() - v) < 1.5
+
+
+def test_near_surfaces_hide_far_ones_whatever_their_size():
+    """Ray casting, not a painter's sort of whole faces: one big quad in front of a fine sheet hides it, and the
+    fine sheet in front of the big quad hides that."""
+    x, quads = sheet(n=20, size=1.0)  # fine sheet in z = 0, front side up (blue)
+    big = np.array([[0.2, 0.2, 0.1], [0.8, 0.2, 0.1], [0.8, 0.8, 0.1], [0.2, 0.8, 0.1]])
+    both = np.vstack([x, big])
+    k = x.shape[0]
+    top = render_frame(both, None, np.vstack([quads, [[k, k + 1, k + 2, k + 3]]]), elev=90.0)
+    under = render_frame(both, None, np.vstack([quads, [[k + 3, k + 2, k + 1, k]]]), elev=90.0)  # back side up
+    h, w = top.shape[:2]
+    centre = (slice(h // 2 - 10, h // 2 + 10), slice(w // 2 - 10, w // 2 + 10))
+    assert blue_pixels(top[centre]) == 400  # the big quad (front up) covers the centre
+    assert blue_pixels(under[centre]) == 0  # its back side (orange) covers the centre
+    below = both.copy()
+    below[k:, 2] = -0.1  # the big quad under the sheet: the sheet's front everywhere
+    assert blue_pixels(render_frame(below, None, np.vstack([quads, [[k + 3, k + 2, k + 1, k]]]), elev=90.0)[centre]) == 400
 
 
 def test_render_png(tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tomllib
+import warnings
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -389,13 +390,18 @@ def material_of(cloth) -> "Material":  # noqa: F821
     return Material(**fields)
 
 
-def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
+def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = False) -> Scene:
     """Build model, stepper and initial state from a validated config.
+
+    ``force``: build even when cloth nodes start more than ``START_INSIDE`` inside an obstacle (a
+    ``UserWarning`` names the obstacle and counts the nodes; the first contact projection pushes
+    them out, at the speed that takes within one step).
 
     Raises
     ------
     SceneError, MeshError, ValueError
-        With messages naming the offending key or element.
+        With messages naming the offending key or element; SceneError also for nodes starting
+        inside an obstacle unless ``force``.
     """
     from isocloth.model.builder import ModelBuilder
     from isocloth.solvers.projection import SolverProjection
@@ -455,7 +461,7 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".") -> Scene:
         relax = SolverProjection(tolerance=sim.tolerance, max_iterations=500)
         res = relax.solve(state.x, model.inverse_masses, model.constraints, model.active_rows)
         state.x = res.x
-    _check_start_outside(model, state.x)
+    _check_start_outside(model, state.x, force)
     return Scene(cfg, model, stepper, state, base_dir)
 
 
@@ -464,19 +470,36 @@ START_INSIDE = 1e-3
 projection would push it out within one step (tens of m/s)."""
 
 
-def _check_start_outside(model, x: np.ndarray) -> None:
-    """SceneError when a node of x (n, 3) [m] starts more than ``START_INSIDE`` inside an obstacle."""
+def nodes_inside(model, x: np.ndarray, depth: float = START_INSIDE) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """For each obstacle of ``model`` that has cloth nodes of x (n, 3) [m] more than ``depth`` [m]
+    inside it at t = 0: (obstacle name, node indices (k,) int64, their depths (k,) float64 [m])."""
+    out = []
     for k, obs in enumerate(model.obstacles):
         h = obs.signed_distance(x, 0.0)
-        i = int(np.argmin(h))
-        if h[i] < -START_INSIDE:
-            name = getattr(obs, "name", None) or f"obstacles.{k}"
-            raise SceneError(f"the cloth starts {-h[i]:.3g} m inside obstacle {name!r} (node {i} at "
-                             f"{np.round(x[i], 4).tolist()}): move the cloth (cloth.placement) or the obstacle "
-                             "so that every node starts outside it")
+        inside = np.flatnonzero(h < -depth)
+        if inside.size:
+            out.append((getattr(obs, "name", None) or f"obstacles.{k}", inside, -h[inside]))
+    return out
 
 
-def load_scene(name_or_path: str | Path, overrides: list[str] | None = None) -> Scene:
-    """Read, validate and build a scene in one call."""
+def _check_start_outside(model, x: np.ndarray, force: bool) -> None:
+    """SceneError (a UserWarning with ``force``) when nodes of x (n, 3) [m] start more than
+    ``START_INSIDE`` inside an obstacle."""
+    for name, nodes, depth in nodes_inside(model, x):
+        i = int(np.argmax(depth))
+        what = (f"{nodes.size} cloth node{'s' if nodes.size > 1 else ''} start{'' if nodes.size > 1 else 's'} inside "
+                f"obstacle {name!r} (deepest: node {nodes[i]} at {np.round(x[nodes[i]], 4).tolist()}, "
+                f"{depth[i]:.3g} m deep)")
+        if force:
+            warnings.warn(f"{what}; started anyway (forced): the first step pushes them out", UserWarning,
+                          stacklevel=3)
+            continue
+        raise SceneError(f"{what}: move the cloth (cloth.placement) or the obstacle so that every node starts "
+                         "outside it, or start anyway with --force (isocloth run) / force=True (load_scene, "
+                         "build_scene): the first step then pushes the nodes out")
+
+
+def load_scene(name_or_path: str | Path, overrides: list[str] | None = None, *, force: bool = False) -> Scene:
+    """Read, validate and build a scene in one call (``force``: see :func:`build_scene`)."""
     cfg, base = load_scene_config(name_or_path, overrides)
-    return build_scene(cfg, base)
+    return build_scene(cfg, base, force=force)

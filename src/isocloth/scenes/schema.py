@@ -264,6 +264,33 @@ class SelfCollisionSpec(_Strict):
                                     omega_decay=self.omega_decay, max_restarts=self.max_restarts, mu_cloth=self.mu)
 
 
+class VideoCameraSpec(_Strict):
+    """``[output.camera]``: the video's camera pose instead of the orbit of ``elev`` / ``azim``."""
+
+    eye: Vec3 = Field(description="camera position [m]")
+    target: Vec3 = Field(description="point the camera looks at [m]")
+    up: Vec3 = Field(default=(0.0, 0.0, 1.0), description="direction that is up in the image")
+    fov: float = Field(default=45.0, gt=0, lt=180, description="vertical field of view [degrees]")
+
+    @model_validator(mode="after")
+    def _pose(self):
+        from isocloth.sensors.camera import look_at
+
+        look_at(self.eye, self.target, self.up)  # ValueError naming the problem
+        return self
+
+    def camera(self, size: tuple[int, int]):
+        """The PinholeCamera of this pose for an image of ``size`` (width, height) [px]."""
+        import numpy as np
+
+        from isocloth.sensors.camera import PinholeCamera, look_at
+
+        w, h = size
+        f = 0.5 * h / np.tan(np.radians(0.5 * self.fov))
+        return PinholeCamera(w, h, f, f, 0.5 * w, 0.5 * h, pose=look_at(self.eye, self.target, self.up), near=0.0,
+                             far=1e6)
+
+
 class OutputSpec(_Strict):
     fps: float = Field(default=25.0, gt=0, description="saved frames per simulated second")
     video: Literal["mp4", "gif", "none"] = "mp4"
@@ -275,6 +302,8 @@ class OutputSpec(_Strict):
     elev: float = Field(default=20.0, ge=-90.0, le=90.0, description="video camera elevation above the xy "
                         "plane [degrees]")
     azim: float = Field(default=-60.0, description="video camera azimuth about z, from the x axis [degrees]")
+    camera: VideoCameraSpec | None = Field(default=None, description="video camera pose (eye, target, up, fov) "
+                                           "instead of elev / azim")
 
 
 class SceneConfig(_Strict):

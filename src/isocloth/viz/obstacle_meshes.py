@@ -16,14 +16,13 @@ __all__ = ["ObstacleGeometry", "plane_patch"]
 
 _SPHERE_SUBDIVISIONS = 3
 _SECTIONS = 32
-_CELLS = 20
 
 
 def plane_patch(point: np.ndarray, normal: np.ndarray, low: np.ndarray, high: np.ndarray,
-                cells: int = _CELLS) -> np.ndarray:
+                cells: int = 1) -> np.ndarray:
     """Triangles (2 cells², 3, 3) float64 [m] of the square of the plane through ``point`` with unit
-    ``normal`` centred at the projection of the box [low, high] (3,) and as wide as its diagonal:
-    split into cells so that the painter's sort of the renderer orders it against the cloth."""
+    ``normal`` centred at the projection of the box [low, high] (3,) and as wide as its diagonal,
+    split into cells × cells squares."""
     n = np.asarray(normal, dtype=np.float64)
     u = np.cross(n, [1.0, 0.0, 0.0] if abs(n[0]) < 0.9 else [0.0, 1.0, 0.0])
     u /= np.linalg.norm(u)
@@ -82,21 +81,6 @@ def _reference_triangles(obstacle, low: np.ndarray, high: np.ndarray) -> np.ndar
     return np.asarray(mesh.vertices)[np.asarray(mesh.faces)]
 
 
-def _split_to_size(tris: np.ndarray, size: float) -> np.ndarray:
-    """Triangles (k, 3, 3) split until no edge is longer than ``size`` [m] (trimesh), so that
-    large faces (a box's sides) do not sort as a whole in front of or behind the cloth."""
-    import trimesh
-
-    if not size > 0 or tris.shape[0] == 0:
-        return tris
-    try:
-        v, f = trimesh.remesh.subdivide_to_size(tris.reshape(-1, 3), np.arange(tris.shape[0] * 3).reshape(-1, 3),
-                                                max_edge=size, max_iter=8)
-    except ValueError:  # faces hundreds of times larger than the view: drawn whole
-        return tris
-    return np.asarray(v)[np.asarray(f)]
-
-
 def _near_view(tris: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
     """The triangles (k, 3, 3) whose bounding boxes meet the box [low, high] grown on every side by
     half its largest extent (as far as :func:`isocloth.viz.render.scene_bounds` reaches)."""
@@ -142,8 +126,7 @@ class ObstacleGeometry:
             pose = obs.motion.pose(0.0)
             view_lo, view_hi = (b if pose.is_identity else
                                 np.sort(pose.apply_inverse(np.stack([b[0], b[1]])), axis=0))  # (static: exact)
-            tris = _near_view(_split_to_size(_near_view(tris, view_lo, view_hi),
-                                             float(np.linalg.norm(b[1] - b[0])) / _CELLS), view_lo, view_hi)
+            tris = _near_view(tris, view_lo, view_hi)
             if tris.size:
                 self._solid.append((obs, tris))
 
@@ -151,6 +134,11 @@ class ObstacleGeometry:
     def empty(self) -> bool:
         """True when nothing is drawable."""
         return not self._solid and not self._thin
+
+    @property
+    def static(self) -> bool:
+        """True when no solid obstacle moves (their triangles are the same at every time)."""
+        return all(obs.motion.is_static for obs, _ in self._solid)
 
     def triangles(self, t: float) -> np.ndarray:
         """World triangles (k, 3, 3) float64 [m] of the solid obstacles at time t [s]."""
