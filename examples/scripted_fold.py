@@ -35,7 +35,7 @@ def fold_actions(env: ClothFoldEnv, height: float):
         v = (target - env._gripper_pos[:2]) / (dt * env.max_speed)
         yield np.concatenate([np.append(v[0], 1.0), np.append(v[1], 1.0)])
     yield np.array([0, 0, 0, -1.0, 0, 0, 0, -1.0])  # open
-    for _ in range(6):  # let the sheet settle
+    for _ in range(15):  # let the sheet come to rest
         yield np.array([0, 0, 0, -1.0, 0, 0, 0, -1.0])
 
 

@@ -124,3 +124,33 @@ def test_delassus_compliance_predicts_the_qp_response():
     np.testing.assert_allclose(T @ (b.dx - a.dx), D @ dF, rtol=1e-9, atol=1e-15)
     np.testing.assert_allclose(b.gamma[W] - a.gamma[W], Z[mE:] @ dF, rtol=1e-8, atol=1e-15)
     assert np.linalg.eigvalsh(D).min() > -1e-12
+
+
+def test_the_working_set_reached_by_bordered_updates_has_the_compliance_of_its_own_factor():
+    """A QP started from a working set that differs from its final one: the compliance of its final state
+    (bordered updates of the starting factor) equals that of a factorization of the final working set, and the
+    next QP warm-started from that state solves in one step with the same result as a cold start."""
+    rng = np.random.default_rng(5)
+    N, mE, mI = 60, 12, 10
+    w = rng.uniform(0.5, 2.0, N)
+    A_E = sp.random(mE, N, density=0.2, random_state=3, format="csr") + sp.eye(mE, N, format="csr")
+    A_I = sp.csr_matrix(np.eye(mI, N, k=20) + 0.3 * np.eye(mI, N, k=21))
+    c_E, h = rng.normal(size=mE) * 0.1, -np.abs(rng.normal(size=mI)) * 0.1
+    T = sp.csr_matrix(np.eye(6, N, k=20))
+    solver = SolverActiveSet(regularization=0.0)
+    start = np.array([0, 1, 2, 7, 8, 9])  # far from the final working set: rows enter and leave
+    factor = solver.factorize(w, A_E, A_I, start)
+    f = rng.normal(size=N) * 0.01
+    a = solver.solve_qp(w, f, A_E, c_E, A_I, h, start, factor=factor)
+    assert a.state is not None and a.added + a.removed >= 2 and not np.array_equal(a.working, start)
+    D, rows, Z = a.state.contact_compliance(T)
+    D_ref, rows_ref, Z_ref = WorkingFactor(w, A_E, A_I, a.working, regularization=0.0).contact_compliance(T)
+    order = np.argsort(rows)
+    assert np.array_equal(rows[order], rows_ref)
+    np.testing.assert_allclose(D, D_ref, rtol=1e-9, atol=1e-14)
+    np.testing.assert_allclose(Z[order], Z_ref, rtol=1e-8, atol=1e-13)
+    g = f + T.T @ (rng.normal(size=6) * 1e-3)  # another linear term, same matrices
+    warm = solver.solve_qp(w, g, A_E, c_E, A_I, h, start, factor=factor, start=a.state)
+    cold = solver.solve_qp(w, g, A_E, c_E, A_I, h, a.working)
+    np.testing.assert_allclose(warm.dx, cold.dx, rtol=1e-9, atol=1e-14)
+    assert warm.factorizations == 0 and warm.added + warm.removed <= 1

@@ -60,6 +60,8 @@ class QPResult:
     factorizations : int, full factorizations done by this call (0 when a factor was passed in)
     updates : int, bordered (Schur-complement) updates of the factor
     converged : bool, False when ``max_changes`` was reached
+    state : the final working set as updates of the factor passed in (``start`` of a next QP with
+        the same matrices and factor and another linear term or right-hand side), None after a rebase
     """
 
     dx: np.ndarray
@@ -73,6 +75,7 @@ class QPResult:
     factorizations: int = 0
     updates: int = 0
     converged: bool = True
+    state: object = field(default=None, repr=False)
 
 
 class WorkingFactor:
@@ -109,6 +112,7 @@ class WorkingFactor:
         self.G0W_csc = self.G0W.tocsc()
         self.G0W_csc.sort_indices()
         self._factor = None
+        self._compliance: dict = {}
         self.eps = 0.0
         self.refinement = refinement
         if not self.m0:
@@ -160,6 +164,28 @@ class WorkingFactor:
                 x = x + self._factor.solve(b - self.A0 @ x)
         return x
 
+    def bordered(self, working) -> "_Bordered":
+        """This factor updated to the working set ``working`` (inequality rows, int64) by bordered
+        updates (rows of the base that are not in it removed, the others added), as a QP that started
+        from the base and ended in ``working`` holds it (``QPResult.state``); the friction problem of
+        the interior-point baseline uses it so that both solvers see the same Delassus operator."""
+        bord = _Bordered(self)
+        A_I = sp.csr_matrix(self._inputs[2])
+        final = set(int(r) for r in np.asarray(working, dtype=np.int64))
+        for i, r in enumerate(self.working):
+            if int(r) not in final:
+                bord.remove_base(self.mE + i)
+        for r in sorted(final - set(int(r) for r in self.working)):
+            bord.add(_Row(A_I, r), r)
+        return bord
+
+    def contact_compliance(self, T) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The response of the QP's working set to forces along the rows T (t, N′), for the friction
+        problem: (D (t, t) float64 as in :meth:`compliance`; the inequality rows (k,) int64 of the
+        working set; their multipliers' change per unit force along T, (k, t) float64)."""
+        D, Z = self.compliance(T)
+        return D, self.working, Z[self.mE:]
+
     def compliance(self, T, refine: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """Response of the QP with working set G0 to forces along the rows T (t, N) (or (t, N′),
         N′ < N: rows on the first N′ coordinates, the others zero).
@@ -176,9 +202,14 @@ class WorkingFactor:
         A0⁻¹ is the factor of A0 + εI (nearly dependent rows soft); ``refine`` adds two steps of
         iterative refinement against A0.
         """
-        T = sp.csr_matrix(T)
-        if T.shape[1] < self.w.size:  # rows given on the leading coordinates (e.g. without slack ones)
-            T = sp.hstack([T, sp.csr_matrix((T.shape[0], self.w.size - T.shape[1]))], format="csr")
+        key = None
+        if not refine and sp.issparse(T):
+            T = sp.csr_matrix(T)
+            key = (T.shape, T.indptr.tobytes(), T.indices.tobytes(), T.data.tobytes())
+            if key in self._compliance:
+                D, Z = self._compliance[key]
+                return D.copy(), Z.copy()
+        T = _tangent_rows(T, self.w.size)  # rows given on the leading coordinates (e.g. without slack ones)
         TW = T.multiply(self.w[None, :]).tocsr()
         out = (TW @ T.T).toarray()
         Z = np.zeros((self.m0, T.shape[0]))
@@ -190,7 +221,18 @@ class WorkingFactor:
                     Z = Z + self._factor.solve(B - self.A0 @ Z)
             out -= B.T @ Z
             Z = -Z
-        return 0.5 * (out + out.T), Z
+        D = 0.5 * (out + out.T)
+        if key is not None:
+            self._compliance = {key: (D, Z)}  # the last one: the friction loop of one linearisation asks again
+        return D.copy(), Z.copy()
+
+
+def _tangent_rows(T, n: int) -> sp.csr_matrix:
+    """T (t, N′) as CSR with N ≥ N′ columns (rows given on the leading coordinates, the others zero)."""
+    T = sp.csr_matrix(T)
+    if T.shape[1] < n:
+        T = sp.hstack([T, sp.csr_matrix((T.shape[0], n - T.shape[1]))], format="csr")
+    return T
 
 
 class _Bordered:
@@ -255,6 +297,31 @@ class _Bordered:
     def removed_base(self) -> list[int]:
         return [r for kd, r in zip(self.kind, self.ref) if kd < 0]
 
+    def contact_compliance(self, T) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`WorkingFactor.contact_compliance` for the current working set (the base's rows
+        without the removed ones, with the added ones), through the bordered system."""
+        base = self.base
+        T = _tangent_rows(T, base.w.size)
+        TW = T.multiply(base.w[None, :]).tocsr()
+        D = (TW @ T.T).toarray()
+        t = T.shape[0]
+        removed = set(self.removed_base())
+        rows = [int(base.working[i]) for i in range(base.working.size) if base.mE + i not in removed]
+        added = [p for p, kd in enumerate(self.kind) if kd > 0]
+        rows += [self.ref[p] for p in added]
+        if not base.m0 or not t:
+            return 0.5 * (D + D.T), np.array(rows, dtype=np.int64), np.zeros((len(rows), t))
+        B0 = (base.G0W @ T.T).toarray()
+        BK = np.zeros((len(self.kind), t))
+        for p in added:
+            r = self.rows[p]
+            BK[p] = TW[:, r.indices] @ r.data  # a_p W Tᵀ
+        x0, v = self.solve(B0, BK)
+        D -= B0.T @ x0 + BK[added].T @ v[added]
+        keep = [base.mE + i for i in range(base.working.size) if base.mE + i not in removed]
+        Z = -np.vstack([x0[keep], v[added]]) if rows else np.zeros((0, t))
+        return 0.5 * (D + D.T), np.array(rows, dtype=np.int64), Z
+
     def refine(self, b0, bK, x0, v, steps: int) -> tuple[np.ndarray, np.ndarray]:
         """Iterative refinement of a solution (x0, v) of :meth:`solve` against the unshifted
         G W Gᵀ of the current working set (the base factor is of A0 + εI). A step is kept only
@@ -292,7 +359,7 @@ class _Bordered:
         Returns (x0 (m0,), v (entries,)) with x0[removed] = 0."""
         u = self.base.solve(b0)
         if not self.kind:
-            return u, np.zeros(0)
+            return u, np.zeros((0,) + np.shape(b0)[1:])
         v = _small_solve(self.K, bK - np.array([bp @ u for bp in self.b]))
         x0 = u - np.column_stack(self.z) @ v
         rem = self.removed_base()
@@ -352,7 +419,8 @@ class SolverActiveSet:
         return WorkingFactor(w, A_E, A_I, working, regularization=self.regularization, backend=self.backend,
                              cache=self._cache)
 
-    def solve_qp(self, w, f, A_E, c_E, A_I, h, working=None, *, factor: WorkingFactor | None = None) -> QPResult:
+    def solve_qp(self, w, f, A_E, c_E, A_I, h, working=None, *, factor: WorkingFactor | None = None,
+                 start=None) -> QPResult:
         """Solve one QP (see module docstring).
 
         Parameters
@@ -363,6 +431,8 @@ class SolverActiveSet:
         A_I : (m_I, N) sparse, h : (m_I,) — inequality rows (A_I Δφ + h ≥ 0)
         working : int array, warm-start working set (inequality rows), optional
         factor : WorkingFactor of (w, A_E, A_I, working), optional (saves the factorization)
+        start : ``QPResult.state`` of an earlier QP with the same w, A_E, A_I and ``factor``: the
+            active-set iterations start from its final working set (warm start without refactorizing)
 
         Returns
         -------
@@ -378,7 +448,7 @@ class SolverActiveSet:
         if factor is None or not factor.matches(w, A_E_in, A_I_in, W0):
             factor = self.factorize(w, A_E, A_I, W0)
             res.factorizations = 1
-        bord = _Bordered(factor)
+        bord = start if isinstance(start, _Bordered) and start.base is factor else _Bordered(factor)
         G0 = factor.G0
         Wf = w * f
         b0 = -np.concatenate([c_E, h[W0]]) - G0 @ Wf
@@ -435,6 +505,7 @@ class SolverActiveSet:
                 if work:
                     res.gamma[[r for r, _, _ in work]] = gam
                 res.working = np.array(sorted(r for r, _, _ in work), dtype=np.int64)
+                res.state = bord if bord.base is factor and not res.factorizations else None
                 return res
             for n_in, k in enumerate(self._entering(viol, A_I, w)):
                 a = _Row(A_I, k)

@@ -280,8 +280,9 @@ class FrictionImpulses:
     def update(self, rows, x, x_prev, dt, factor, opts, f, stats) -> bool:
         """Friction impulses for the current normal impulses; adds their change to f (n, 3).
 
-        ``rows`` : ContactRows at the current iterate; ``factor`` : WorkingFactor of the current
-        working set (required when some row carries friction); ``opts`` : the ContactProjection
+        ``rows`` : ContactRows at the current iterate; ``factor`` : the working set of the next QP
+        (a WorkingFactor, or a QP's ``state``: anything with ``contact_compliance``; required when
+        some row carries friction); ``opts`` : the ContactProjection
         (friction settings); ``stats`` : ContactStats (friction counters). Returns True when
         friction has settled: the pending change moves no contact point by more than
         ``opts.slip_tolerance``, or, for a contact that slips by s in the step, by more than
@@ -304,9 +305,9 @@ class FrictionImpulses:
         basis = tb[idx]  # (k, 2, 3)
         # the factor's own (regularised) response, without refinement: nearly dependent rows stay
         # as soft as in the QP's first solve
-        D, Z = factor.compliance(rows.tangent_jacobian(x.shape[0], idx, tb), refine=False)
-        # normal impulses of the friction rows per unit friction (rows mE + i of Z)
-        pos = {int(k): factor.mE + i for i, k in enumerate(keys[factor.working])}
+        D, working, Z = factor.contact_compliance(rows.tangent_jacobian(x.shape[0], idx, tb))
+        # normal impulses of the friction rows per unit friction
+        pos = {int(k): i for i, k in enumerate(keys[working])}
         N = np.zeros((idx.size, 2 * idx.size))
         for i, k in enumerate(keys[idx]):
             if int(k) in pos:
@@ -326,6 +327,7 @@ class FrictionImpulses:
                                   tolerance=opts.friction_tolerance, max_sweeps=opts.friction_sweeps)
         stats.friction_solves += 1
         stats.friction_sweeps += out.sweeps
+
         stats.sticking = int(out.sticking.sum())
         stats.sliding = int(idx.size - stats.sticking)
         F3_new = np.einsum("kij,ki->kj", basis, out.F)
@@ -349,6 +351,10 @@ class FrictionImpulses:
         moved = np.linalg.norm((D @ (out.F - F0).ravel()).reshape(-1, 2), axis=1)
         allowed = np.maximum(opts.slip_tolerance, opts.slip_relative_tolerance * np.linalg.norm(s0, axis=1))
         return settled and bool(np.all(moved <= allowed))
+
+    def discard(self) -> None:
+        """Forget the changes written by :meth:`update` (they are not applied)."""
+        self._pending = {}
 
     def commit(self) -> None:
         """The changes written by :meth:`update` are applied by the next QP."""

@@ -26,6 +26,14 @@ necessary by a test (docs/design/friction.md):
 
 This staggers a normal QP and a friction problem (as in Kaufman et al. 2008, "Staggered
 projections"); its fixed points satisfy Signorini, the Coulomb cone and maximal dissipation.
+The staggering runs to convergence at each linearisation (the friction loop): with the one
+factorization of the linearisation's Delassus matrix, QP and friction problem alternate from φ_j
+(each QP warm-started from the previous one's working set through bordered updates, the friction
+problem's Delassus operator that of the QP's working set, ``_Bordered.contact_compliance``) until
+friction settles at the QP's iterate, converges slowly, a stretch limit enters the working set or
+``friction_loop`` QPs were solved; then the constraints are linearised again. A linearisation
+whose friction loop settled needs no new friction problem at its end if the rows carrying friction
+are the same: only the constraint residuals and gaps are checked there.
 
 Stopping (eq. 6): relative inextensibility residual ≤ tolerance (ε0), min H ≥ −ε1, and friction
 settled (ε2 = ``slip_tolerance``): the pending friction change would move no contact point by more
@@ -69,6 +77,10 @@ from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
 from isocloth.step.diagnostics import ContactDiagnostics
 
 __all__ = ["ContactProjection", "ContactStats"]
+
+_SLOW_FRICTION_LOOP = 0.5
+"""A friction loop stops (and the constraints are linearised again) when a friction change is more than
+this fraction of the previous one."""
 
 
 @dataclass(kw_only=True)
@@ -114,7 +126,7 @@ class ContactProjection:
     slip_relative_tolerance : float, a contact that slips by s in the step is settled when the
         pending change moves it by at most this × |s| (a sliding contact's friction only needs its
         direction to this accuracy; sticking contacts, s ≈ 0, keep ε2)
-    max_iterations : int, cap on linearised QPs per pass
+    max_iterations : int, cap on linearisations per pass (each with its friction loop)
     margin : float [m], contact detection distance around obstacles
     friction_tolerance : float [m], slip change at which the Gauss–Seidel sweeps of the friction
         problem stop; friction_sweeps : int, their cap
@@ -128,6 +140,8 @@ class ContactProjection:
         multiple of its value at φ0 (or of the tolerance): the iteration is diverging
     friction_proximal : float, weight ρ/max diag(D) of the proximal term ½ρ‖F − F_prev‖² of the
         friction problem (0 disables it; it vanishes at the fixed point)
+    friction_loop : int, cap on the QPs of one linearisation's friction loop (1: every QP follows a
+        new linearisation, the staggered scheme without the loop)
 
     Self-collision physics (τ0, ω, its decay, restarts, μ_cloth) lives in
     ``model.self_collision`` (:class:`~isocloth.model.SelfCollisionOptions`).
@@ -146,6 +160,7 @@ class ContactProjection:
     friction_proximal: float = 1e-3
     divergence_ratio: float = 1e3
     face_midpoints: bool = False
+    friction_loop: int = 20
     _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
 
     def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
@@ -309,6 +324,7 @@ class ContactProjection:
         faces = mesh_faces(model.mesh) if self.face_midpoints and model.obstacles else None
         best = (np.inf, None, None, None, None, None)  # smallest residual after a QP: returned if not converged
         contact_impulse = np.zeros((n, 3))  # Σ of the QPs' A_Iᵀγ + f (contact rows and friction)
+        settled_keys = None  # row keys of the linearisation whose friction loop settled at the current x
         grasped = not free_mask.all()  # only the forces of grasps use it (isocloth.step.grasp_forces)
         for j in range(self.max_iterations + 1):
             C, J = cons.value_and_jacobian(x)
@@ -337,15 +353,6 @@ class ContactProjection:
             working = np.flatnonzero(np.isin(keys, keys_W)) if keys_W.size else np.zeros(0, dtype=np.int64)
             factor = None
             f = np.zeros((n, 3))
-            settled = True
-            if fric.has_impulses():
-                if fric.rows(R).size:
-                    # the Delassus operator is recomputed at every linearisation (with the factor the
-                    # next QP uses): reusing it across iterations made the friction iteration stall on
-                    # cloth lying flat on a plane, whose nearly dependent rows respond differently at
-                    # each linearisation (docs/design/friction.md)
-                    factor = self._factor(w_q, A_E_q, A_I_q, working)
-                settled = fric.update(R, x, x_prev, dt, factor, self, f, stats)
             # ε1 applies once a QP has been solved; before that any penetration triggers one (a
             # tolerated penetration left for the next step would make the contact velocity jitter)
             gap_ok = min_gap >= (-self.penetration_tolerance if j > 0 else 0.0)
@@ -353,6 +360,19 @@ class ContactProjection:
                 viol = limits.violation(x)
                 viol[held] = 0.0
                 gap_ok = gap_ok and float(viol.max(initial=0.0)) <= 0.5 * self.tolerance
+            settled = True
+            if settled_keys is not None and res <= self.tolerance and gap_ok \
+                    and np.array_equal(settled_keys, keys[fric.rows(R)]):
+                pass  # friction settled at this iterate in the last linearisation's friction loop
+            elif fric.has_impulses():
+                if fric.rows(R).size:
+                    # the Delassus operator is recomputed at every linearisation (with the factor the
+                    # next QP uses): reusing it across iterations made the friction iteration stall on
+                    # cloth lying flat on a plane, whose nearly dependent rows respond differently at
+                    # each linearisation (docs/design/friction.md)
+                    factor = self._factor(w_q, A_E_q, A_I_q, working)
+                    stats.factorizations += 1
+                settled = fric.update(R, x, x_prev, dt, factor, self, f, stats)
             # friction has stabilised (eq. 6, ε2): its pending change moves no contact point by more
             # than ε2, or the last QP, which applied the previous change, moved no node by more than
             # ε2 (the Delassus prediction can overstate motions along nearly dependent rows)
@@ -378,31 +398,67 @@ class ContactProjection:
                     status = SolveStatus.CONVERGED
                 break
             fric.commit()
-            fric.withdraw_normal(f)
-            if isinstance(self.qp_solver, SolverActiveSet):
-                if factor is None:
+            withdraw = np.zeros((n, 3))
+            fric.withdraw_normal(withdraw)  # the normal impulses that x_j already includes
+            # the friction loop of this linearisation: QP and friction problem alternate with one
+            # factorization until friction settles at the QP's iterate (docs/design/friction.md)
+            x_j, soft_j, f_cum = x, soft.copy(), f
+            settled_keys, last_change, qp = None, np.inf, None
+            active_set = isinstance(self.qp_solver, SolverActiveSet)
+            for k in range(self.friction_loop):
+                f = f_cum + withdraw
+                if active_set:
+                    if factor is None:
+                        factor = self._factor(w_q, A_E_q, A_I_q, working)
+                        stats.factorizations += 1
+                    qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working,
+                                                 factor=factor, start=qp.state if qp is not None else None)
+                else:
+                    qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working)
+                dx = qp.dx[:3 * n].reshape(n, 3)
+                step = 1.0
+                soft = soft_j.copy()
+                if limits is not None:
+                    ds = np.zeros(rows.size)
+                    ds[nA:] = qp.dx[3 * n:]
+                    s0 = np.zeros(rows.size)
+                    s0[nA:] = soft[held]
+                    step = self._step_length(model, x_j, dx, rows, log.residuals, s0, ds, stretch_index,
+                                             self.tolerance)
+                    soft[held] += step * qp.dx[3 * n:]
+                x = x_j + step * dx
+                fric.set_normal_impulse(R, qp.gamma)
+                stats.qp_iterations += qp.iterations
+                stats.constraints_added += qp.added
+                stats.constraints_removed += qp.removed
+                stats.factorizations += qp.factorizations
+                stats.updates += qp.updates
+                # a new linearisation when a stretch limit enters the working set (it is held from now
+                # on), the QP refactorized, or nothing carries friction
+                if (k == self.friction_loop - 1 or (active_set and qp.state is None) or np.any(stretch[qp.working])
+                        or not fric.rows(R).size):
+                    break
+                # friction for the normal impulses and slips of this iterate, with the QP's working set
+                if not active_set and factor is None:
                     factor = self._factor(w_q, A_E_q, A_I_q, working)
-                qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working,
-                                             factor=factor)
-            else:
-                qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working)
-            if factor is not None:
-                stats.factorizations += 1
-            dx = qp.dx[:3 * n].reshape(n, 3)
-            step = 1.0
-            if limits is not None:
-                ds = np.zeros(rows.size)
-                ds[nA:] = qp.dx[3 * n:]
-                s0 = np.zeros(rows.size)
-                s0[nA:] = soft[held]
-                step = self._step_length(model, x, dx, rows, log.residuals, s0, ds, stretch_index, self.tolerance)
-                soft[held] += step * qp.dx[3 * n:]
-            x = x + step * dx
+                    stats.factorizations += 1
+                response = qp.state if active_set else factor.bordered(qp.working)
+                f_inc = np.zeros((n, 3))
+                if fric.update(R, x, x_prev, dt, response, self, f_inc, stats):
+                    fric.discard()
+                    settled_keys = keys[fric.rows(R)]
+                    break
+                change = float(np.abs(f_inc).max())
+                if change > _SLOW_FRICTION_LOOP * last_change:
+                    fric.discard()  # converging slowly: linearise again
+                    break
+                last_change = change
+                fric.commit()
+                f_cum = f_cum + f_inc
             if grasped:
                 contact_impulse += step * ((A_I_q.T @ qp.gamma)[:3 * n].reshape(n, 3) + f)
-            step_max = float(np.abs(dx).max()) if dx.size else 0.0
+            step_max = float(np.abs(x - x_j).max()) if x.size else 0.0
             lam[rows] += qp.zeta_E
-            fric.set_normal_impulse(R, qp.gamma)
             keys_W = keys[qp.working]
             taut = qp.working[stretch[qp.working]]
             if taut.size and hold and isinstance(self.qp_solver, SolverActiveSet):
@@ -415,11 +471,6 @@ class ContactProjection:
                 cons, rows = model.held_constraints, model.rows_holding(held)
                 scale = cons.scale[rows]
                 keys_W = keys_W[~stretch[qp.working]]
-            stats.qp_iterations += qp.iterations
-            stats.constraints_added += qp.added
-            stats.constraints_removed += qp.removed
-            stats.factorizations += qp.factorizations
-            stats.updates += qp.updates
         if status is not SolveStatus.CONVERGED and best[1] is not None and best[0] < log.residuals[-1]:
             res_b, x, lam, keys_W, R, contact_impulse = best
             log.residuals.append(res_b)

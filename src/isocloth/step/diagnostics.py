@@ -66,7 +66,8 @@ class StepInfo(ContactDiagnostics):
     Attributes
     ----------
     t : float, time at the end of the step [s]
-    iterations : int, fast-projection iterations (linearised QPs)
+    iterations : int, fast-projection iterations (linearisations; with contacts each runs a friction loop
+        of QPs, whose KKT solves are ``qp_iterations``)
     residual : float, final max relative constraint residual (the largest of the sub-steps' when
         ``Stepper.substeps`` > 1)
     converged : bool
