@@ -137,3 +137,18 @@ def test_run_videos_draw_the_scene_with_its_camera(tmp_path, monkeypatch):
     failed = run_scene(load_scene("tablecloth", args), tmp_path / "failed")
     assert failed.video is None and "no codec" in failed.extra["video_error"]
     assert (tmp_path / "failed" / "summary.json").is_file()
+
+
+def test_the_ground_grid_is_hidden_by_what_stands_on_it():
+    """Grid lines at z = 0 are drawn on the floor and on a floor plane, not across a box standing on the floor."""
+    box = ob.ObstacleBox(center=(0.0, 0.0, 0.3), half_extents=(0.3, 0.3, 0.3))
+    x, quads = np.array([[-0.1, -0.1, 0.7], [0.1, -0.1, 0.7], [0.1, 0.1, 0.7], [-0.1, 0.1, 0.7]]), np.array([[0, 1, 2, 3]])
+    view = np.array([[-0.9, -0.9, 0.0], [0.9, 0.9, 0.8]])
+    img = render_frame(x, None, quads, obstacles=[box], elev=10.0, azim=-90.0, bounds=view).astype(int)
+    grid = (np.abs(img - 191).max(axis=2) <= 2)  # the grid's grey (0.75)
+    box_px = np.abs(img[..., 0] - img[..., 1]) <= 6
+    box_px &= (img[..., 0] - img[..., 2] >= 2) & (img[..., 0] < 175) & (img[..., 0] > 40)
+    rows = np.flatnonzero(box_px.sum(axis=1) > 20)  # image rows across the box's front face
+    cols = np.flatnonzero(box_px[rows].sum(axis=0) > 0.9 * rows.size)  # columns inside the face
+    assert rows.size > 100 and cols.size > 100 and grid.sum() > 500  # the face and the floor's lines in view
+    assert grid[rows[0]:rows[-1] + 1, cols[0]:cols[-1] + 1].sum() == 0

@@ -290,8 +290,8 @@ class FrameRenderer:
         if hit.size:
             n = obstacle_normals[oprim[hit]]
             rgb[hit] = np.asarray(OBSTACLE_RGB) * (_AMBIENT + (1.0 - _AMBIENT) * np.abs(n @ self._light))[:, None]
-        if self._ground is not None:  # over the background and over a floor at the ground's height
-            self._draw_ground(rgb, dirs, np.where(prim >= 0, -np.inf, depth + margin))
+        if self._ground is not None:  # over the background and over a floor plane at the ground's height
+            self._draw_ground(rgb, dirs, np.where(prim >= 0, -np.inf, depth + 1e-4 * self._view))
         return rgb, ident
 
     def render(self, positions: np.ndarray, *, time: float | None = None, title: str | None = None) -> np.ndarray:
