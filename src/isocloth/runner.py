@@ -485,11 +485,11 @@ def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path
     opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int),
             "elev": float(out.get("elev", 20.0)), "azim": float(out.get("azim", -60.0)),
             "obstacles": _run_obstacles(traj.metadata)}
-    if out.get("camera"):
+    opts.update(kw)
+    if out.get("camera") and "camera" not in kw:
         from isocloth.scenes.schema import VideoCameraSpec
 
         opts["camera"] = VideoCameraSpec(**out["camera"]).camera(opts["size"])
-    opts.update(kw)
     return render_video(traj, path, **opts)
 
 

@@ -112,7 +112,6 @@ class WorkingFactor:
         self.G0W_csc = self.G0W.tocsc()
         self.G0W_csc.sort_indices()
         self._factor = None
-        self._compliance: dict = {}
         self.eps = 0.0
         self.refinement = refinement
         if not self.m0:
@@ -202,13 +201,6 @@ class WorkingFactor:
         A0⁻¹ is the factor of A0 + εI (nearly dependent rows soft); ``refine`` adds two steps of
         iterative refinement against A0.
         """
-        key = None
-        if not refine and sp.issparse(T):
-            T = sp.csr_matrix(T)
-            key = (T.shape, T.indptr.tobytes(), T.indices.tobytes(), T.data.tobytes())
-            if key in self._compliance:
-                D, Z = self._compliance[key]
-                return D.copy(), Z.copy()
         T = _tangent_rows(T, self.w.size)  # rows given on the leading coordinates (e.g. without slack ones)
         TW = T.multiply(self.w[None, :]).tocsr()
         out = (TW @ T.T).toarray()
@@ -221,10 +213,7 @@ class WorkingFactor:
                     Z = Z + self._factor.solve(B - self.A0 @ Z)
             out -= B.T @ Z
             Z = -Z
-        D = 0.5 * (out + out.T)
-        if key is not None:
-            self._compliance = {key: (D, Z)}  # the last one: the friction loop of one linearisation asks again
-        return D.copy(), Z.copy()
+        return 0.5 * (out + out.T), Z
 
 
 def _tangent_rows(T, n: int) -> sp.csr_matrix:
@@ -309,8 +298,8 @@ class _Bordered:
         rows = [int(base.working[i]) for i in range(base.working.size) if base.mE + i not in removed]
         added = [p for p, kd in enumerate(self.kind) if kd > 0]
         rows += [self.ref[p] for p in added]
-        if not base.m0 or not t:
-            return 0.5 * (D + D.T), np.array(rows, dtype=np.int64), np.zeros((len(rows), t))
+        if not t:
+            return D, np.array(rows, dtype=np.int64), np.zeros((len(rows), 0))
         B0 = (base.G0W @ T.T).toarray()
         BK = np.zeros((len(self.kind), t))
         for p in added:
@@ -432,7 +421,8 @@ class SolverActiveSet:
         working : int array, warm-start working set (inequality rows), optional
         factor : WorkingFactor of (w, A_E, A_I, working), optional (saves the factorization)
         start : ``QPResult.state`` of an earlier QP with the same w, A_E, A_I and ``factor``: the
-            active-set iterations start from its final working set (warm start without refactorizing)
+            active-set iterations start from its final working set (warm start without refactorizing);
+            it is updated in place (the earlier result's ``state`` then describes this QP's working set)
 
         Returns
         -------

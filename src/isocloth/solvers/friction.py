@@ -280,9 +280,9 @@ class FrictionImpulses:
     def update(self, rows, x, x_prev, dt, factor, opts, f, stats) -> bool:
         """Friction impulses for the current normal impulses; adds their change to f (n, 3).
 
-        ``rows`` : ContactRows at the current iterate; ``factor`` : the working set of the next QP
-        (a WorkingFactor, or a QP's ``state``: anything with ``contact_compliance``; required when
-        some row carries friction); ``opts`` : the ContactProjection
+        ``rows`` : ContactRows at the current iterate; ``factor`` : the working set whose response
+        the friction problem uses (a WorkingFactor of the next QP's, or the ``state`` of the QP just
+        solved: anything with ``contact_compliance``; required when some row carries friction); ``opts`` : the ContactProjection
         (friction settings); ``stats`` : ContactStats (friction counters). Returns True when
         friction has settled: the pending change moves no contact point by more than
         ``opts.slip_tolerance``, or, for a contact that slips by s in the step, by more than

@@ -163,6 +163,10 @@ class ContactProjection:
     friction_loop: int = 20
     _cache: SPDFactorCache = field(default_factory=SPDFactorCache, repr=False)
 
+    def __post_init__(self) -> None:
+        if int(self.friction_loop) < 1:
+            raise ValueError(f"friction_loop must be >= 1 (QPs per linearisation), got {self.friction_loop}")
+
     def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
         if isinstance(self.qp_solver, SolverActiveSet):
             return self.qp_solver.factorize(w3, A_E, A_I, working)
@@ -433,10 +437,11 @@ class ContactProjection:
                 stats.constraints_removed += qp.removed
                 stats.factorizations += qp.factorizations
                 stats.updates += qp.updates
-                # a new linearisation when a stretch limit enters the working set (it is held from now
-                # on), the QP refactorized, or nothing carries friction
+                # a new linearisation when a stretch limit enters the working set (the rows change when it is
+                # held), the QP refactorized, its step was shortened (friction counts whole QP steps), or
+                # nothing carries friction
                 if (k == self.friction_loop - 1 or (active_set and qp.state is None) or np.any(stretch[qp.working])
-                        or not fric.rows(R).size):
+                        or step < 1.0 or not fric.rows(R).size):
                     break
                 # friction for the normal impulses and slips of this iterate, with the QP's working set
                 if not active_set and factor is None:

@@ -261,12 +261,13 @@ class FrameRenderer:
         return (d / np.linalg.norm(d, axis=1, keepdims=True)).astype(np.float32)
 
     def _trace(self, dirs: np.ndarray, cloth: np.ndarray, normals: np.ndarray, obstacle: np.ndarray,
-               margin: float, obstacle_hits=None) -> tuple[np.ndarray, np.ndarray]:
+               margin: float, obstacle_hits=None, ground: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """RGB (r, 3) float64 and surface id (r,) int64 (face of the cloth, −2 obstacle, −1 nothing) seen
         along the directions ``dirs`` (r, 3): the cloth's triangles ``cloth`` (k, 3, 3) with vertex
         normals ``normals`` (k, 3, 3) (smooth two-sided Lambert shading), the obstacles' triangles
         ``obstacle`` (o, 3, 3), which hide the cloth only when nearer by more than ``margin`` [m]
-        (``obstacle_hits``: their (triangle, distance) along ``dirs`` if already known)."""
+        (``obstacle_hits``: their (triangle, distance) along ``dirs`` if already known). ``ground``: draw the
+        ground grid (``dirs`` are then the pixel centres, row by row)."""
         origins = np.broadcast_to(self._eye, dirs.shape)
         face_normals, obstacle_normals = _unit_normals(cloth), _unit_normals(obstacle)
         prim, depth, uv = _ray_hits(cloth, origins, dirs)
@@ -290,7 +291,7 @@ class FrameRenderer:
         if hit.size:
             n = obstacle_normals[oprim[hit]]
             rgb[hit] = np.asarray(OBSTACLE_RGB) * (_AMBIENT + (1.0 - _AMBIENT) * np.abs(n @ self._light))[:, None]
-        if self._ground is not None:  # over the background and over a floor plane at the ground's height
+        if self._ground is not None and ground:  # over the background and a floor plane at the ground's height
             self._draw_ground(rgb, dirs, np.where(prim >= 0, -np.inf, depth + 1e-4 * self._view))
         return rgb, ident
 
@@ -352,7 +353,12 @@ class FrameRenderer:
             off = (np.arange(s) + 0.5) / s
             ou, ov = (a.ravel() for a in np.meshgrid(off, off))
             sub, _ = self._trace(self._rays((px[:, None] + ou).ravel(), (py[:, None] + ov).ravel()), cloth, normals,
-                                 obstacle, margin)
+                                 obstacle, margin, ground=False)
+            if self._ground is not None:  # the grid's lines are one pixel wide: kept where the centre has one
+                keep = np.all(rgb[py, px] == 0.75, axis=1)
+                sub = sub.reshape(py.size, s * s, 3)
+                sub[keep] = 0.75
+                sub = sub.reshape(-1, 3)
             rgb[py, px] = sub.reshape(py.size, s * s, 3).mean(axis=1)
         # the cloth's face edges, faintly
         edges = _boundaries(ident) & ((ident >= 0) | np.pad(ident[:, 1:] >= 0, ((0, 0), (0, 1)))
@@ -371,14 +377,18 @@ class FrameRenderer:
         with np.errstate(divide="ignore", invalid="ignore"):
             s = (z - o[2]) / dirs[:, 2]
         p = o[None, :2] + s[:, None] * dirs[:, :2]
-        on = (s > 0) & (s < depth) & np.all((p >= lo) & (p <= hi), axis=1)
-        w = self.size[0]
-        cell = np.where(on[:, None], np.floor(p / step), np.nan).astype(np.float32)
-        line = np.zeros(on.size, dtype=bool)
-        for shift in (1, w):  # the next pixel in the row and in the column (pixel-centre pass)
-            if on.size > shift:
-                line[:-shift] |= np.any(cell[:-shift] != cell[shift:], axis=1)
-        rgb[line & on] = 0.75
+        inside = (s > 0) & np.all((p >= lo) & (p <= hi), axis=1)  # the grid's rectangle, hidden or not
+        w, h = self.size
+        cell = np.floor(np.where(inside[:, None], p, 0.0) / step).reshape(h, w, 2)
+        inside = inside.reshape(h, w)
+        line = np.zeros((h, w), dtype=bool)
+        # a line where the next pixel in the row or the column lies in another cell of the grid or outside it
+        line[:, :-1] |= (inside[:, :-1] & inside[:, 1:] & np.any(cell[:, :-1] != cell[:, 1:], axis=2)) \
+            | (inside[:, :-1] != inside[:, 1:])
+        line[:-1, :] |= (inside[:-1, :] & inside[1:, :] & np.any(cell[:-1, :] != cell[1:, :], axis=2)) \
+            | (inside[:-1, :] != inside[1:, :])
+        visible = inside.ravel() & (s < depth)
+        rgb[line.ravel() & visible] = 0.75
 
     def _overlay(self, image: np.ndarray, x: np.ndarray, t: float, time: float | None, title: str | None) -> np.ndarray:
         """Thin obstacles, highlighted nodes and the texts, drawn over the image (Pillow)."""
