@@ -438,10 +438,9 @@ class ContactProjection:
                 stats.factorizations += qp.factorizations
                 stats.updates += qp.updates
                 # a new linearisation when a stretch limit enters the working set (the rows change when it is
-                # held), the QP refactorized, its step was shortened (friction counts whole QP steps), or
-                # nothing carries friction
+                # held), the QP refactorized, or nothing carries friction
                 if (k == self.friction_loop - 1 or (active_set and qp.state is None) or np.any(stretch[qp.working])
-                        or step < 1.0 or not fric.rows(R).size):
+                        or not fric.rows(R).size):
                     break
                 # friction for the normal impulses and slips of this iterate, with the QP's working set
                 if not active_set and factor is None:
