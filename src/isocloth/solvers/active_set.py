@@ -295,9 +295,9 @@ class _Bordered:
         D = (TW @ T.T).toarray()
         t = T.shape[0]
         removed = set(self.removed_base())
-        rows = [int(base.working[i]) for i in range(base.working.size) if base.mE + i not in removed]
+        keep = [base.mE + i for i in range(base.working.size) if base.mE + i not in removed]
         added = [p for p, kd in enumerate(self.kind) if kd > 0]
-        rows += [self.ref[p] for p in added]
+        rows = [int(base.working[e - base.mE]) for e in keep] + [self.ref[p] for p in added]
         if not t:
             return D, np.array(rows, dtype=np.int64), np.zeros((len(rows), 0))
         B0 = (base.G0W @ T.T).toarray()
@@ -307,7 +307,6 @@ class _Bordered:
             BK[p] = TW[:, r.indices] @ r.data  # a_p W Tᵀ
         x0, v = self.solve(B0, BK)
         D -= B0.T @ x0 + BK[added].T @ v[added]
-        keep = [base.mE + i for i in range(base.working.size) if base.mE + i not in removed]
         Z = -np.vstack([x0[keep], v[added]]) if rows else np.zeros((0, t))
         return 0.5 * (D + D.T), np.array(rows, dtype=np.int64), Z
 

@@ -167,7 +167,9 @@ class ContactProjection:
         if int(self.friction_loop) < 1:
             raise ValueError(f"friction_loop must be >= 1 (QPs per linearisation), got {self.friction_loop}")
 
-    def _factor(self, w3, A_E, A_I, working) -> WorkingFactor:
+    def _factor(self, w3, A_E, A_I, working, stats) -> WorkingFactor:
+        """A factorization of the working set's Delassus matrix, counted in ``stats.factorizations``."""
+        stats.factorizations += 1
         if isinstance(self.qp_solver, SolverActiveSet):
             return self.qp_solver.factorize(w3, A_E, A_I, working)
         return WorkingFactor(w3, A_E, A_I, working, cache=self._cache)
@@ -374,8 +376,7 @@ class ContactProjection:
                     # next QP uses): reusing it across iterations made the friction iteration stall on
                     # cloth lying flat on a plane, whose nearly dependent rows respond differently at
                     # each linearisation (docs/design/friction.md)
-                    factor = self._factor(w_q, A_E_q, A_I_q, working)
-                    stats.factorizations += 1
+                    factor = self._factor(w_q, A_E_q, A_I_q, working, stats)
                 settled = fric.update(R, x, x_prev, dt, factor, self, f, stats)
             # friction has stabilised (eq. 6, ε2): its pending change moves no contact point by more
             # than ε2, or the last QP, which applied the previous change, moved no node by more than
@@ -413,8 +414,7 @@ class ContactProjection:
                 f = f_cum + withdraw
                 if active_set:
                     if factor is None:
-                        factor = self._factor(w_q, A_E_q, A_I_q, working)
-                        stats.factorizations += 1
+                        factor = self._factor(w_q, A_E_q, A_I_q, working, stats)
                     qp = self.qp_solver.solve_qp(w_q, self._pad(f.ravel(), w_q), A_E_q, c, A_I_q, R.gap, working,
                                                  factor=factor, start=qp.state if qp is not None else None)
                 else:
@@ -444,8 +444,7 @@ class ContactProjection:
                     break
                 # friction for the normal impulses and slips of this iterate, with the QP's working set
                 if not active_set and factor is None:
-                    factor = self._factor(w_q, A_E_q, A_I_q, working)
-                    stats.factorizations += 1
+                    factor = self._factor(w_q, A_E_q, A_I_q, working, stats)
                 response = qp.state if active_set else factor.bordered(qp.working)
                 f_inc = np.zeros((n, 3))
                 if fric.update(R, x, x_prev, dt, response, self, f_inc, stats):
@@ -465,7 +464,7 @@ class ContactProjection:
             lam[rows] += qp.zeta_E
             keys_W = keys[qp.working]
             taut = qp.working[stretch[qp.working]]
-            if taut.size and hold and isinstance(self.qp_solver, SolverActiveSet):
+            if taut.size and hold and active_set:
                 # stretch limits in the working set are held, as equality rows, for the rest of the
                 # step: the working set of the limits only grows within a step (released at its end)
                 e = stretch_index[np.searchsorted(np.flatnonzero(stretch), taut)]
