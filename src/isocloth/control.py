@@ -500,6 +500,12 @@ class GraspController:
             raise ValueError(f"a grasp displacement must be a finite (3,) vector [m], got {np.asarray(displacement).tolist()}")
         self._grasps[handle] = (nodes, old + d)
 
+    def lag(self, handle: int, x: np.ndarray) -> float:
+        """Largest distance [m] of the grasp's nodes in positions x (n, 3) from their targets: 0 while
+        the grasp holds them, > 0 after a step that held its grasps back (``StepInfo.grasp_lag``)."""
+        nodes, targets = self._get(handle)
+        return float(np.linalg.norm(np.asarray(x, dtype=np.float64)[nodes] - targets, axis=1).max())
+
     def release(self, handle: int) -> None:
         """Let the grasp's nodes go (from the next step on)."""
         self._get(handle)

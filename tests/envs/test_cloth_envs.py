@@ -172,3 +172,32 @@ def test_a_step_the_solver_cannot_take_truncates_the_episode():
     obs, reward, terminated, truncated, info = env.step(np.zeros(4))
     assert truncated and not terminated and "47.3" in info["diverged"]
     assert env.state is before and np.array_equal(obs["positions"], before.x.astype(np.float32))
+
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", [3, 6, 9])
+def test_random_two_gripper_velocities_that_pull_the_sheet_taut_do_not_diverge(seed):
+    # these seeds' grippers pull two corners of the 5 x 5 sheet apart within the first actions: the
+    # projection had no solution and the episodes ended in SimulationDiverged; the grasps are now held back
+    env = ClothFoldEnv(nodes=5, action_mode="velocity", grippers=2)
+    env.reset(seed=seed)
+    env.action_space.seed(seed)
+    for _ in range(20):
+        obs, reward, terminated, truncated, info = env.step(env.action_space.sample())
+        assert not truncated, info.get("diverged")
+    assert np.isfinite(obs["positions"]).all()
+
+
+def test_grippers_pulling_the_sheet_apart_lose_it_instead_of_ending_the_episode():
+    env = ClothFoldEnv(**SMALL, action_mode="velocity", grippers=2)
+    env.reset(seed=0)  # the grippers start over the two corners of the edge x = -0.1 m, 0.2 m apart
+    apart = np.array([0.0, -1.0, 0.3, 1.0, 0.0, 1.0, 0.3, 1.0])  # closed, lifting and pulling along y
+    held = []
+    for _ in range(4):
+        obs, reward, terminated, truncated, info = env.step(apart)
+        assert not truncated and "diverged" not in info
+        held.append(obs["grippers"][:, 3].copy())
+    assert held[0].tolist() == [1.0, 1.0]  # both took a corner
+    assert held[-1].tolist() == [0.0, 0.0]  # pulled beyond the sheet, both lost it (the action still grips)
+    assert np.ptp(env.state.x[:, 1]) <= 0.2 * 1.02  # not stretched

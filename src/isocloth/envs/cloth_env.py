@@ -9,7 +9,9 @@ Action modes
     and waits ``settle`` [s].
 ``"velocity"`` : action (4 g,) in [−1, 1] for g grippers: velocity (v_x, v_y, v_z) × ``max_speed``
     [m/s] and grip (> 0 closed) of each gripper for ``control_dt`` [s]. A closing gripper takes the
-    nodes within ``grip_radius`` of it; an opening one lets them go.
+    nodes within ``grip_radius`` of it; an opening one lets them go. Grippers that pull the cloth
+    further than it reaches are held back (``StepInfo.grasp_lag``); a gripper whose nodes fall more
+    than ``grip_radius`` behind it loses them (the cloth slips out).
 
 Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m]; ``"rgb"``
 (h, w, 3) uint8, ``"depth"`` (h, w, 1) float32 [m] and ``"point_cloud"`` (``points``, 3) float32 [m]
@@ -258,6 +260,10 @@ class ClothEnv(gym.Env):
                 if h is not None:
                     self.hand.move_by(h, v[k] * dt if self._gripper_pos[k, 2] > 0 else v[k] * dt * [1, 1, 0])
             self._sim_step()
+            for k, h in enumerate(self._gripper_handle):
+                if h is not None and self.hand.lag(h, self.state.x) > self.grip_radius:
+                    self.hand.release(h)  # pulled taut, the cloth slipped out of the gripper
+                    self._gripper_handle[k] = None
 
     def _observe(self) -> dict:
         out = {"positions": self.state.x.astype(np.float32)}

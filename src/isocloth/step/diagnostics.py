@@ -81,6 +81,9 @@ class StepInfo(ContactDiagnostics):
         failed contact step was split into halves (``Stepper.max_substep_depth``); iterations,
         factorizations and the other counts are summed over them
     membrane_relaxed : bool, the membrane relaxation ran and was kept (``Stepper.membrane_relaxation``)
+    grasp_lag : float [m], largest distance of a grasped node from its target after the step: 0 unless
+        the step held its grasped nodes back where they were (their targets asked more than the
+        inextensible cloth allows: ``Stepper`` takes such a step again with the nodes held in place)
     grasp_forces : (g, 3) float64 [N], force of the grasps on each grasped node over the (last sub-)step,
         in the order of the step's grasped nodes (``Control.grasp_nodes``, or ``ClothModel.grasp_nodes``)
         (``isocloth.step.grasp_forces``); not written to diagnostics.csv
@@ -100,6 +103,7 @@ class StepInfo(ContactDiagnostics):
     wall_time: float = 0.0
     substeps: int = 1
     membrane_relaxed: bool = False
+    grasp_lag: float = 0.0
     grasp_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     warnings: list = field(default_factory=list)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 
 import numpy as np
+from scipy.spatial.distance import pdist
 
 from isocloth.control import Control
 from isocloth.fem.stretch_limits import stretch_limits
@@ -315,7 +316,7 @@ class Stepper:
                 ctl = Control(state.t + i * h, state.x[g] + (i / k) * (control.grasp_targets - state.x[g]), g)
             else:
                 ctl = self.model.control(state.t + i * h)
-            sub, sub_info = self._advance(s, ctl, h)
+            sub, sub_info = self._attempt(s, ctl, h, self.max_substep_depth)
             if self._needs_split(s, sub, sub_info):
                 sub, sub_info = self._substeps(s, ctl, h, explicit, sub, sub_info, self.max_substep_depth)
             sub.t = t_new if i == k else state.t + i * h
@@ -380,7 +381,7 @@ class Stepper:
         parts = []
         s = state
         for ctl in (mid, control):
-            sub, sub_info = self._advance(s, ctl, half)
+            sub, sub_info = self._attempt(s, ctl, half, depth - 1)
             if self._needs_split(s, sub, sub_info):
                 sub, sub_info = self._substeps(s, ctl, half, explicit, sub, sub_info, depth - 1)
             parts.append(sub_info)
@@ -403,12 +404,67 @@ class Stepper:
         out.substeps = sum(p.substeps for p in parts)
         out.converged = all(p.converged for p in parts)
         out.membrane_relaxed = all(p.membrane_relaxed for p in parts)
+        out.grasp_lag = max(p.grasp_lag for p in parts)
         for f in ("iterations", "qp_iterations", "constraints_added", "constraints_removed", "factorizations",
                   "updates", "friction_solves", "friction_sweeps", "restarts", "detection_time"):
             setattr(out, f, sum(getattr(p, f) for p in parts + extra))
         if failed is None:  # (with a failed attempt the caller builds them from the parts: out is parts[-1])
             out.warnings = [w for p in parts for w in p.warnings]
         return out
+
+    def _attempt(self, state: State, control: Control, dt: float, depth: int) -> tuple[State, StepInfo]:
+        """:meth:`_advance`; when it does not converge with nodes grasped, the step again with the
+        grasped nodes held where they are, kept if that converges: grasps whose targets ask more
+        than the inextensible cloth allows (grippers pulling it taut) are held back for the step
+        instead of stalling the projection (``StepInfo.grasp_lag`` says how far from their targets).
+        With ``depth`` > 0 levels of sub-steps left for a failed contact step, only grasps that pull
+        their nodes apart are held back at once; others are split first (and held back at the
+        finest level)."""
+        new, info = self._advance(state, control, dt)
+        g = self._model.grasp_nodes
+        if info.converged or not g.size:
+            return new, info
+        splits = depth > 0 and self.contact_solver is not None and self._model.has_contacts
+        if splits and not self._pulls_apart(state.x[g], control.grasp_targets):
+            return new, info
+        try:
+            held, held_info = self._advance(state, Control(control.t, state.x[g].copy(), g), dt)
+        except SimulationDiverged:
+            return new, info
+        if not held_info.converged:
+            return new, info
+        held_info.grasp_lag = float(np.linalg.norm(state.x[g] - control.grasp_targets, axis=1).max())
+        out = self._combine([held_info], failed=info)
+        out.warnings = [f"grasps held back {1e3 * out.grasp_lag:.3g} mm from their targets after: "
+                        + "; ".join(info.warnings)] + held_info.warnings
+        return held, out
+
+    def _pulls_apart(self, x: np.ndarray, targets: np.ndarray) -> bool:
+        """Whether the targets (g, 3) [m] put two grasped nodes, now at x (g, 3), further apart
+        (relative growth above the projection's tolerance): the motion a cloth may not be able to
+        follow. A rigid motion of the grasps moves none apart."""
+        if len(x) < 2:
+            return False
+        return bool((pdist(targets) > (1.0 + self.solver.tolerance) * pdist(x)).any())
+
+    JUMP_RATIO = 2.0
+    """A step is not accepted when its positions lie farther from the predicted ones, in the mass
+    metric, than this times the previous positions do, where those satisfy its constraints (after
+    the first step, no grasped node moved)."""
+
+    def _check_jump(self, model, x_prev: np.ndarray, x0: np.ndarray, x: np.ndarray, info: StepInfo) -> None:
+        """Mark a converged step unconverged when the projection jumped: the closest point of the
+        constraint set to x0 in the mass metric M is no farther from x0 than the previous positions
+        x_prev when they satisfy the step's constraints and contacts (no grasped node moved), but the
+        linearised projection near a taut, nearly singular configuration can land on a far branch of
+        the set (a node thrown decimetres in a step)."""
+        m = np.where(model.inverse_masses > 0, model.masses, 0.0)
+        far = float(np.sqrt(m @ np.einsum("ij,ij->i", x - x0, x - x0)))
+        ref = float(np.sqrt(m @ np.einsum("ij,ij->i", x_prev - x0, x_prev - x0)))
+        if far > self.JUMP_RATIO * ref:
+            info.converged = False
+            info.warnings.append(f"projection jumped ({far / max(ref, 1e-300):.3g} times farther from "
+                                 "the predicted positions than the previous ones)")
 
     def _advance(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
         """One step of size dt to ``control`` (no substepping; wall_time not set)."""
@@ -465,6 +521,8 @@ class Stepper:
                                              getattr(res, "contact_impulse", None))
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
+        elif state.step_index > 0 and np.array_equal(x0[model.grasp_nodes], state.x[model.grasp_nodes]):
+            self._check_jump(model, state.x, x0, x, info)
         if self.area_diagnostics:
             err = area_errors(element_areas(model.mesh, x), self._rest_areas)
             info.area_error_total = err["total"]
