@@ -52,3 +52,20 @@ def test_grasps_pulled_apart_beyond_the_cloth_hold_it_taut_and_follow_again_when
         s, info = st.step(s, hand.control(s.t + st.dt))
         assert info.converged
     assert info.grasp_lag == 0.0 and hand.lag(left, s.x) <= 1e-9 and hand.lag(right, s.x) <= 1e-9
+
+
+def test_a_step_landing_far_beyond_the_previous_positions_counts_as_unconverged():
+    from isocloth.step.diagnostics import StepInfo
+
+    model, a, b = _hanging()
+    st = Stepper(model, dt=0.01)
+    x_prev = model.initial_positions
+    x0 = x_prev + [0.0, 0.0, -0.001]  # predicted: 1 mm lower
+    near, far = x0.copy(), x0.copy()
+    near[5] += [0.0, 0.0, 0.0015]  # projected 1.5 mm back: within reach of the previous positions
+    far[5] += [0.0, 0.3, 0.0]  # one node thrown 30 cm sideways
+    for x, ok in ((near, True), (far, False)):
+        info = StepInfo(t=0.01, iterations=3, residual=0.0, converged=True)
+        st._check_jump(model, x_prev, x0, x, info)
+        assert info.converged is ok and bool(info.warnings) is not ok
+    assert "jumped" in info.warnings[0]

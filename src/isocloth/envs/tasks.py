@@ -85,8 +85,7 @@ class Task:
             "cloth": {"mesh": {"generator": "rectangle", "width": self.size, "height": self.size,
                                "nx": self.nodes, "ny": self.nodes, "element": "quad", "plane": "xy"},
                       "placement": {"translate": [0.0, 0.0, self.thickness]}, "fabric": "light-cotton",
-                      # 0.5 mm of noise, as in the built-in scenes: an exactly flat sheet pushed together in
-                      # its plane sits on a bifurcation where the linearised constraints are singular
+                      # 0.5 mm of rest-shape noise, as in the built-in scenes: no real sheet lies exactly flat
                       "noise": {"sigma": 0.0005, "seed": int(rng.integers(2 ** 31))},
                       "rho": f["rho"], "delta": f["delta"], "alpha": f["alpha"], "kappa": f["kappa"]},
             "obstacles": [{"type": "plane", "name": "table", "mu": f["mu"]}],
