@@ -501,8 +501,16 @@ class GraspController:
         self._grasps[handle] = (nodes, old + d)
 
     def lag(self, handle: int, x: np.ndarray) -> float:
-        """Largest distance [m] of the grasp's nodes in positions x (n, 3) from their targets: 0 while
-        the grasp holds them, > 0 after a step that held its grasps back (``StepInfo.grasp_lag``)."""
+        """Largest distance [m] of the grasp's nodes in positions x (n, 3) float64 [m] from their
+        targets: 0 while the grasp holds them, > 0 after a step that held its grasps back
+        (``StepInfo.grasp_lag``).
+
+        Raises
+        ------
+        ValueError for an unknown handle or x not of shape (n, 3).
+        """
+        if np.shape(x) != (self.node_count, 3):
+            raise ValueError(f"lag needs the current positions, a ({self.node_count}, 3) array, got shape {np.shape(x)}")
         nodes, targets = self._get(handle)
         return float(np.linalg.norm(np.asarray(x, dtype=np.float64)[nodes] - targets, axis=1).max())
 

@@ -163,7 +163,8 @@ def _read_diag(path: Path) -> list[dict]:
     for r in rows:
         if None in r.values() or None in r:  # a line cut short by a crash while appending
             break
-        out.append({k: parse[k](v) for k, v in r.items()})
+        # a column this version does not write is dropped; one it adds gets the field's default
+        out.append({k: parse[k](r[k]) if r.get(k) not in (None, "") else v for k, v in proto.items()})
     return out
 
 
@@ -224,7 +225,8 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
                           _frames=_frames, _diag_rows=_diag_rows)
 
 
-WARNING_KINDS = (("split into", "split into substeps"), ("projection", "unconverged"),
+WARNING_KINDS = (("split into", "split into substeps"), ("grasps held back", "grasps held back"),
+                 ("projection jumped", "projection jumped"), ("projection", "unconverged"),
                  ("membrane relaxation rejected", "relaxation rejected"),
                  ("mean element area error jumped", "area error jump"))
 """(prefix of a ``StepInfo.warnings`` entry, its kind in the counts)."""

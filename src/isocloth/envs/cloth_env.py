@@ -11,7 +11,7 @@ Action modes
     [m/s] and grip (> 0 closed) of each gripper for ``control_dt`` [s]. A closing gripper takes the
     nodes within ``grip_radius`` of it; an opening one lets them go. Grippers that pull the cloth
     further than it reaches are held back (``StepInfo.grasp_lag``); a gripper whose nodes fall more
-    than ``grip_radius`` behind it loses them (the cloth slips out).
+    than ``grip_radius`` behind it loses them (the cloth slips out) and takes none until it opens.
 
 Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m]; ``"rgb"``
 (h, w, 3) uint8, ``"depth"`` (h, w, 1) float32 [m] and ``"point_cloud"`` (``points``, 3) float32 [m]
@@ -126,6 +126,7 @@ class ClothEnv(gym.Env):
         self.hand = GraspController(self.model.node_count)
         self._gripper_pos = np.zeros((self.grippers, 3))
         self._gripper_handle = [None] * self.grippers
+        self._slipped = [False] * self.grippers  # lost its nodes while closed: takes none until reopened
         self._rest_area = self.task.size ** 2
         cam = PinholeCamera(_COVERAGE_PIXELS, _COVERAGE_PIXELS, *(2 * [0.5 * _COVERAGE_PIXELS * _CAMERA_HEIGHT / self.workspace]),
                             0.5 * _COVERAGE_PIXELS, 0.5 * _COVERAGE_PIXELS)
@@ -242,7 +243,9 @@ class ClothEnv(gym.Env):
     def _velocity(self, a: np.ndarray) -> None:
         for k in range(self.grippers):
             closed = a[k, 3] > 0
-            if closed and self._gripper_handle[k] is None:
+            if not closed:
+                self._slipped[k] = False
+            if closed and self._gripper_handle[k] is None and not self._slipped[k]:
                 x = self.state.x
                 near = np.flatnonzero(np.linalg.norm(x - self._gripper_pos[k], axis=1) <= self.grip_radius)
                 near = np.setdiff1d(near, self.hand.nodes)
@@ -264,6 +267,7 @@ class ClothEnv(gym.Env):
                 if h is not None and self.hand.lag(h, self.state.x) > self.grip_radius:
                     self.hand.release(h)  # pulled taut, the cloth slipped out of the gripper
                     self._gripper_handle[k] = None
+                    self._slipped[k] = True
 
     def _observe(self) -> dict:
         out = {"positions": self.state.x.astype(np.float32)}

@@ -81,9 +81,10 @@ class StepInfo(ContactDiagnostics):
         failed contact step was split into halves (``Stepper.max_substep_depth``); iterations,
         factorizations and the other counts are summed over them
     membrane_relaxed : bool, the membrane relaxation ran and was kept (``Stepper.membrane_relaxation``)
-    grasp_lag : float [m], largest distance of a grasped node from its target after the step: 0 unless
-        the step held its grasped nodes back where they were (their targets asked more than the
-        inextensible cloth allows: ``Stepper`` takes such a step again with the nodes held in place)
+    grasp_lag : float [m], largest distance between a grasped node and its target in the (sub-)steps
+        that held the grasped nodes back where they were (their targets asked more than the
+        inextensible cloth allows: ``Stepper`` takes such a step again with the nodes held in place);
+        0 when none did
     grasp_forces : (g, 3) float64 [N], force of the grasps on each grasped node over the (last sub-)step,
         in the order of the step's grasped nodes (``Control.grasp_nodes``, or ``ClothModel.grasp_nodes``)
         (``isocloth.step.grasp_forces``); not written to diagnostics.csv

@@ -80,7 +80,10 @@ class Stepper:
         recursively down to dt / 2**max_substep_depth (default 3: dt/8); the returned state is
         still at t + dt and ``StepInfo.substeps`` says how many steps it took. 0 disables it.
         A step that fails at the finest level is kept with its warning (the smallest residual of
-        the attempts), never replaced by a diverging one.
+        the attempts), never replaced by a diverging one. A failed step with grasped nodes is first
+        taken again with the grasped nodes held where they are (at once when the targets pull grasped
+        nodes apart, else at the finest level): the cloth cannot follow such grasps, and the step keeps
+        them back (``StepInfo.grasp_lag``, docs/design/grasps.md).
     divergence_residual : float
         A step whose relative constraint residual stays above this (default 0.5: edges 50 % off
         their rest length) raises SimulationDiverged instead of returning a meaningless state
@@ -154,6 +157,9 @@ class Stepper:
         # every element edge with its rest length, for StepInfo.edge_stretch_max (the bound is unused)
         self._edges = stretch_limits(model.mesh, 1.0, diagonals=False, compression=False)
         self._held_key, self._held_rows = None, None
+        # the jump check needs previous positions that stay clear of the obstacles (none moves)
+        self._static_obstacles = (all(o.motion.is_static for o in model.obstacles)
+                                  and all(o.is_static for o in model.thin_obstacles))
 
     @property
     def predictor(self) -> Predictor:
@@ -275,6 +281,8 @@ class Stepper:
         Returns
         -------
         (State at t_{n+1}, StepInfo)
+            Grasped nodes are on their targets unless the step held them back (targets the cloth
+            cannot follow: ``StepInfo.grasp_lag`` > 0 and a warning "grasps held back").
 
         Raises
         ------
@@ -417,22 +425,25 @@ class Stepper:
         grasped nodes held where they are, kept if that converges: grasps whose targets ask more
         than the inextensible cloth allows (grippers pulling it taut) are held back for the step
         instead of stalling the projection (``StepInfo.grasp_lag`` says how far from their targets).
-        With ``depth`` > 0 levels of sub-steps left for a failed contact step, only grasps that pull
-        their nodes apart are held back at once; others are split first (and held back at the
-        finest level)."""
+        Held back at once: grasps that pull their nodes apart (:meth:`_pulls_apart`); others only
+        at the finest level of the sub-steps of a failed contact step (``depth`` ≤ 0 levels left).
+        A hold-back that does not converge either keeps the first attempt (its counts added)."""
         new, info = self._advance(state, control, dt)
         g = self._model.grasp_nodes
-        if info.converged or not g.size:
+        if info.converged or not g.size or np.array_equal(state.x[g], control.grasp_targets):
             return new, info
-        splits = depth > 0 and self.contact_solver is not None and self._model.has_contacts
-        if splits and not self._pulls_apart(state.x[g], control.grasp_targets):
+        finest = depth <= 0 and self.contact_solver is not None and self._model.has_contacts
+        if not (finest or self._pulls_apart(state.x[g], control.grasp_targets)):
             return new, info
         try:
             held, held_info = self._advance(state, Control(control.t, state.x[g].copy(), g), dt)
-        except SimulationDiverged:
+        except SimulationDiverged as exc:
+            info.warnings.append(f"grasps held back: {exc}")
             return new, info
         if not held_info.converged:
-            return new, info
+            out = self._combine([info], failed=held_info)
+            out.warnings = info.warnings + ["grasps held back: " + "; ".join(held_info.warnings)]
+            return new, out
         held_info.grasp_lag = float(np.linalg.norm(state.x[g] - control.grasp_targets, axis=1).max())
         out = self._combine([held_info], failed=info)
         out.warnings = [f"grasps held back {1e3 * out.grasp_lag:.3g} mm from their targets after: "
@@ -448,24 +459,45 @@ class Stepper:
         return bool((pdist(targets) > (1.0 + self.solver.tolerance) * pdist(x)).any())
 
     JUMP_RATIO = 2.0
-    """A step is not accepted when its positions lie farther from the predicted ones, in the mass
-    metric, than this times the previous positions do (moved with the grasps when those translate
-    rigidly), after the first step."""
+    """A converged step counts as unconverged (split or held back when it has contacts, else kept with
+    a warning) when its positions lie farther from the predicted ones, in the mass metric, than this
+    times the previous positions do, where those meet the constraints, no obstacle moves and the
+    grasps translate rigidly (the previous positions translated with them); not checked otherwise."""
 
-    def _check_jump(self, model, x_prev: np.ndarray, x0: np.ndarray, x: np.ndarray, info: StepInfo) -> None:
-        """Mark a converged step unconverged when the projection jumped: the closest point of the
-        constraint set to x0 in the mass metric M is no farther from x0 than ``x_prev`` (the previous
-        positions, translated with the grasps) when those satisfy the step's constraints and contacts,
-        but the linearised projection near a taut, nearly singular configuration can land on a far
-        branch of the set (a node thrown decimetres in a step). The contacts of the translated
-        positions are not checked: the ratio is a safeguard, not a proof."""
+    def _check_jump(self, model, x_prev: np.ndarray, x0: np.ndarray, x: np.ndarray, info: StepInfo,
+                    t: float) -> None:
+        """Mark a converged step (``info``) unconverged when the projection jumped: positions x (n, 3)
+        [m] farther from the predicted x0 (n, 3) [m], in the mass metric of the free nodes, than
+        ``JUMP_RATIO`` times ``x_prev`` (n, 3) [m] (the previous positions, translated with the grasps),
+        plus the projection's accuracy. A heuristic safeguard: the closest point of the constraint set to
+        x0 lies no farther than a configuration that meets the constraints and contacts, and the
+        linearised projection near a taut, nearly singular configuration was seen to land on a far
+        branch of the set (a node thrown decimetres in a step); the fast projection is not the closest
+        point; x_prev's constraint rows and surface obstacles at t [s] are checked, not its
+        self-collisions."""
         m = np.where(model.inverse_masses > 0, model.masses, 0.0)
         far = float(np.sqrt(m @ np.einsum("ij,ij->i", x - x0, x - x0)))
         ref = float(np.sqrt(m @ np.einsum("ij,ij->i", x_prev - x0, x_prev - x0)))
-        if far > self.JUMP_RATIO * ref:
-            info.converged = False
-            info.warnings.append(f"projection jumped ({far / max(ref, 1e-300):.3g} times farther from "
-                                 "the predicted positions than the previous ones)")
+        # below the projection's accuracy (a cloth at rest) the ratio is round-off
+        floor = self.solver.tolerance * float(self._edges.rest_length.min()) * float(np.sqrt(m.sum())) \
+            if self._edges.count else 0.0
+        if far <= self.JUMP_RATIO * ref + floor or not self._satisfies_constraints(model, x_prev, t):
+            return
+        info.converged = False
+        info.warnings.append(f"projection jumped ({far / max(ref, 1e-300):.3g} times farther from "
+                             "the predicted positions than the previous ones)")
+
+    def _satisfies_constraints(self, model, x: np.ndarray, t: float) -> bool:
+        """Whether positions x (n, 3) [m] meet the model's constraint rows to the solver's tolerance
+        (relative residual, as ``StepInfo.residual``) and lie outside the surface obstacles at time t [s]
+        (to the tolerance times the shortest element edge)."""
+        rows = model.active_rows
+        if rows.size:
+            _, c = self.solver._evaluator(model.constraints, rows)(x)
+            if float(np.max(np.abs(c) / model.constraints.scale[rows])) > self.solver.tolerance:
+                return False
+        slack = self.solver.tolerance * float(self._edges.rest_length.min()) if self._edges.count else 0.0
+        return all(float(o.signed_distance(x, t).min()) >= -slack for o in model.obstacles)
 
     def _advance(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
         """One step of size dt to ``control`` (no substepping; wall_time not set)."""
@@ -522,11 +554,11 @@ class Stepper:
                                              getattr(res, "contact_impulse", None))
         if not info.converged:
             info.warnings.append(f"projection {res.status.value} at residual {res.residual:.3g}")
-        elif state.step_index > 0:
+        elif self._static_obstacles:
             g = model.grasp_nodes  # the previous positions moved with grasps that translate rigidly
             d = x0[g] - state.x[g]
             if not g.size or np.abs(d - d.mean(axis=0)).max() <= 1e-12 + 1e-9 * np.abs(d).max():
-                self._check_jump(model, state.x + (d[0] if g.size else 0.0), x0, x, info)
+                self._check_jump(model, state.x + (d[0] if g.size else 0.0), x0, x, info, t_new)
         if self.area_diagnostics:
             err = area_errors(element_areas(model.mesh, x), self._rest_areas)
             info.area_error_total = err["total"]
