@@ -464,20 +464,22 @@ class Stepper:
     times the previous positions do, where those meet the constraints, no obstacle moves and the
     grasps translate rigidly (the previous positions translated with them); not checked otherwise."""
 
-    def _check_jump(self, model, x_prev: np.ndarray, x0: np.ndarray, x: np.ndarray, info: StepInfo,
-                    t: float) -> None:
+    def _check_jump(self, model, x_prev: np.ndarray, shift: np.ndarray, x0: np.ndarray, x: np.ndarray,
+                    info: StepInfo, t: float) -> None:
         """Mark a converged step (``info``) unconverged when the projection jumped: positions x (n, 3)
         [m] farther from the predicted x0 (n, 3) [m], in the mass metric of the free nodes, than
-        ``JUMP_RATIO`` times ``x_prev`` (n, 3) [m] (the previous positions, translated with the grasps),
-        plus the projection's accuracy. A heuristic safeguard: the closest point of the constraint set to
-        x0 lies no farther than a configuration that meets the constraints and contacts, and the
-        linearised projection near a taut, nearly singular configuration was seen to land on a far
-        branch of the set (a node thrown decimetres in a step); the fast projection is not the closest
-        point; x_prev's constraint rows and surface obstacles at t [s] are checked, not its
-        self-collisions."""
+        ``JUMP_RATIO`` times the previous positions x_prev (n, 3) [m] translated by ``shift`` (3,) [m]
+        (the grasps' translation), plus the projection's accuracy. A heuristic safeguard: the closest
+        point of the constraint set to x0 lies no farther than a configuration that meets the
+        constraints and contacts, and the linearised projection near a taut, nearly singular
+        configuration was seen to land on a far branch of the set (a node thrown decimetres in a step);
+        the fast projection is not the closest point. Not checked unless x_prev meets the constraint
+        rows and lies outside the surface obstacles at its time t [s] (its self-collisions and the
+        translated positions' contacts are not checked)."""
         m = np.where(model.inverse_masses > 0, model.masses, 0.0)
         far = float(np.sqrt(m @ np.einsum("ij,ij->i", x - x0, x - x0)))
-        ref = float(np.sqrt(m @ np.einsum("ij,ij->i", x_prev - x0, x_prev - x0)))
+        d = x_prev + shift - x0
+        ref = float(np.sqrt(m @ np.einsum("ij,ij->i", d, d)))
         # below the projection's accuracy (a cloth at rest) the ratio is round-off
         floor = self.solver.tolerance * float(self._edges.rest_length.min()) * float(np.sqrt(m.sum())) \
             if self._edges.count else 0.0
@@ -558,7 +560,7 @@ class Stepper:
             g = model.grasp_nodes  # the previous positions moved with grasps that translate rigidly
             d = x0[g] - state.x[g]
             if not g.size or np.abs(d - d.mean(axis=0)).max() <= 1e-12 + 1e-9 * np.abs(d).max():
-                self._check_jump(model, state.x + (d[0] if g.size else 0.0), x0, x, info, t_new)
+                self._check_jump(model, state.x, d[0] if g.size else np.zeros(3), x0, x, info, state.t)
         if self.area_diagnostics:
             err = area_errors(element_areas(model.mesh, x), self._rest_areas)
             info.area_error_total = err["total"]
