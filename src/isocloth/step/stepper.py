@@ -80,10 +80,10 @@ class Stepper:
         recursively down to dt / 2**max_substep_depth (default 3: dt/8); the returned state is
         still at t + dt and ``StepInfo.substeps`` says how many steps it took. 0 disables it.
         A step that fails at the finest level is kept with its warning (the smallest residual of
-        the attempts), never replaced by a diverging one. A failed step with grasped nodes is first
-        taken again with the grasped nodes held where they are (at once when the targets pull grasped
-        nodes apart, else at the finest level): the cloth cannot follow such grasps, and the step keeps
-        them back (``StepInfo.grasp_lag``, docs/design/grasps.md).
+        the attempts), never replaced by a diverging one. A failed step whose grasp targets pull
+        grasped nodes apart is first taken again with the grasped nodes held where they are: the cloth
+        may not be able to follow such grasps, and the step keeps them back (``StepInfo.grasp_lag``,
+        docs/design/grasps.md).
     divergence_residual : float
         A step whose relative constraint residual stays above this (default 0.5: edges 50 % off
         their rest length) raises SimulationDiverged instead of returning a meaningless state
@@ -324,7 +324,7 @@ class Stepper:
                 ctl = Control(state.t + i * h, state.x[g] + (i / k) * (control.grasp_targets - state.x[g]), g)
             else:
                 ctl = self.model.control(state.t + i * h)
-            sub, sub_info = self._attempt(s, ctl, h, self.max_substep_depth)
+            sub, sub_info = self._attempt(s, ctl, h)
             if self._needs_split(s, sub, sub_info):
                 sub, sub_info = self._substeps(s, ctl, h, explicit, sub, sub_info, self.max_substep_depth)
             sub.t = t_new if i == k else state.t + i * h
@@ -389,7 +389,7 @@ class Stepper:
         parts = []
         s = state
         for ctl in (mid, control):
-            sub, sub_info = self._attempt(s, ctl, half, depth - 1)
+            sub, sub_info = self._attempt(s, ctl, half)
             if self._needs_split(s, sub, sub_info):
                 sub, sub_info = self._substeps(s, ctl, half, explicit, sub, sub_info, depth - 1)
             parts.append(sub_info)
@@ -420,20 +420,19 @@ class Stepper:
             out.warnings = [w for p in parts for w in p.warnings]
         return out
 
-    def _attempt(self, state: State, control: Control, dt: float, depth: int) -> tuple[State, StepInfo]:
+    def _attempt(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
         """:meth:`_advance`; when it does not converge with nodes grasped, the step again with the
         grasped nodes held where they are, kept if that converges: grasps whose targets ask more
         than the inextensible cloth allows (grippers pulling it taut) are held back for the step
         instead of stalling the projection (``StepInfo.grasp_lag`` says how far from their targets).
-        Held back at once: grasps that pull their nodes apart (:meth:`_pulls_apart`); others only
-        at the finest level of the sub-steps of a failed contact step (``depth`` ≤ 0 levels left).
-        A hold-back that does not converge either keeps the first attempt (its counts added)."""
+        Only grasps whose targets pull grasped nodes apart (:meth:`_pulls_apart`) are held back; other
+        failed steps are left to the sub-steps. A hold-back that does not converge either keeps the first
+        attempt (its counts added)."""
         new, info = self._advance(state, control, dt)
         g = self._model.grasp_nodes
         if info.converged or not g.size or np.array_equal(state.x[g], control.grasp_targets):
             return new, info
-        finest = depth <= 0 and self.contact_solver is not None and self._model.has_contacts
-        if not (finest or self._pulls_apart(state.x[g], control.grasp_targets)):
+        if not self._pulls_apart(state.x[g], control.grasp_targets):
             return new, info
         try:
             held, held_info = self._advance(state, Control(control.t, state.x[g].copy(), g), dt)
