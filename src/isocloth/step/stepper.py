@@ -430,9 +430,7 @@ class Stepper:
         attempt (its counts added)."""
         new, info = self._advance(state, control, dt)
         g = self._model.grasp_nodes
-        if info.converged or not g.size or np.array_equal(state.x[g], control.grasp_targets):
-            return new, info
-        if not self._pulls_apart(state.x[g], control.grasp_targets):
+        if info.converged or not self._pulls_apart(state.x[g], control.grasp_targets):
             return new, info
         try:
             held, held_info = self._advance(state, Control(control.t, state.x[g].copy(), g), dt)
@@ -452,7 +450,7 @@ class Stepper:
     def _pulls_apart(self, x: np.ndarray, targets: np.ndarray) -> bool:
         """Whether the targets (g, 3) [m] put two grasped nodes, now at x (g, 3), further apart
         (relative growth above the projection's tolerance): the motion a cloth may not be able to
-        follow. A rigid motion of the grasps moves none apart."""
+        follow. A rigid motion of the grasps moves none apart; fewer than two grasped nodes, none."""
         if len(x) < 2:
             return False
         return bool((pdist(targets) > (1.0 + self.solver.tolerance) * pdist(x)).any())
@@ -480,13 +478,17 @@ class Stepper:
         d = x_prev + shift - x0
         ref = float(np.sqrt(m @ np.einsum("ij,ij->i", d, d)))
         # below the projection's accuracy (a cloth at rest) the ratio is round-off
-        floor = self.solver.tolerance * float(self._edges.rest_length.min()) * float(np.sqrt(m.sum())) \
-            if self._edges.count else 0.0
+        floor = self._accuracy_length * float(np.sqrt(m.sum()))
         if far <= self.JUMP_RATIO * ref + floor or not self._satisfies_constraints(model, x_prev, t):
             return
         info.converged = False
         info.warnings.append(f"projection jumped ({far / max(ref, 1e-300):.3g} times farther from "
                              "the predicted positions than the previous ones)")
+
+    @property
+    def _accuracy_length(self) -> float:
+        """The projection's accuracy as a length [m]: its relative tolerance times the shortest element edge."""
+        return self.solver.tolerance * float(self._edges.rest_length.min()) if self._edges.count else 0.0
 
     def _satisfies_constraints(self, model, x: np.ndarray, t: float) -> bool:
         """Whether positions x (n, 3) [m] meet the model's constraint rows to the solver's tolerance
@@ -497,8 +499,7 @@ class Stepper:
             _, c = self.solver._evaluator(model.constraints, rows)(x)
             if float(np.max(np.abs(c) / model.constraints.scale[rows])) > self.solver.tolerance:
                 return False
-        slack = self.solver.tolerance * float(self._edges.rest_length.min()) if self._edges.count else 0.0
-        return all(float(o.signed_distance(x, t).min()) >= -slack for o in model.obstacles)
+        return all(float(o.signed_distance(x, t).min()) >= -self._accuracy_length for o in model.obstacles)
 
     def _advance(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
         """One step of size dt to ``control`` (no substepping; wall_time not set)."""
