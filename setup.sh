@@ -23,6 +23,11 @@ fi
 
 "$PY" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
 "$PY" -m pip install -q -e ".[dev]"
+# Ray (optional extra "cluster"): fits and environment rollouts over a cluster, and their tests
+if ! "$PY" -c "import ray" >/dev/null 2>&1; then
+  "$PY" -m pip install -q -e ".[cluster]" >/dev/null 2>&1 \
+    || echo "setup: Ray not installed; fits and rollouts run on the local cores only (its tests skip)" >&2
+fi
 if ! "$PY" -c "import sksparse.cholmod" >/dev/null 2>&1; then
   "$PY" -m pip install -q "scikit-sparse==0.4.16" >/dev/null 2>&1 \
     || echo "setup: scikit-sparse not built; using the cholespy backend (slower for large meshes)" >&2

@@ -43,3 +43,13 @@ def interrupt_at():
         stepper.step = step
 
     return install
+
+
+@pytest.fixture(scope="session")
+def ray_local():
+    """A local Ray instance (2 CPUs) for the tests of the Ray runners; the address to give them.
+    Skips, with the install command, where Ray is not installed."""
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install ray)")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
+    yield "local"
+    ray.shutdown()

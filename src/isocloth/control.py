@@ -21,7 +21,7 @@ from typing import Callable
 import numpy as np
 
 __all__ = [
-    "Control", "Grasp", "ControlSchedule", "GraspController", "nodes_near", "grasp_node_indices", "Trajectory", "TrajectoryFixed", "TrajectoryWaypoints",
+    "Control", "Grasp", "ControlSchedule", "GraspController", "nodes_near", "surface_point", "grasp_node_indices", "Trajectory", "TrajectoryFixed", "TrajectoryWaypoints",
     "TrajectorySinusoid", "TrajectorySampled", "TrajectoryCallable", "TrajectoryRotation",
 ]
 
@@ -423,12 +423,39 @@ def nodes_near(x: np.ndarray, point, radius: float | None = None) -> np.ndarray:
     return np.array([int(np.argmin(d))], dtype=np.int64)
 
 
+def surface_point(mesh, x: np.ndarray, point) -> tuple[np.ndarray, np.ndarray]:
+    """The point of the cloth surface at positions x (n, 3) [m] nearest to ``point`` (3,) [m], as
+    the nodes (3,) int64 of its triangle (quads split along their 0–2 diagonal) and its barycentric
+    weights there (3,) float64 (≥ 0, sum 1): Σ w_i x[nodes_i] is the point.
+
+    Raises
+    ------
+    ValueError if the point is not a finite (3,) position or x does not fit the mesh.
+    """
+    import trimesh
+
+    p = np.asarray(point, dtype=np.float64)
+    if p.shape != (3,) or not np.isfinite(p).all():
+        raise ValueError(f"a grasp point must be a finite position (3,) [m], got {np.asarray(point).tolist()}")
+    x = np.asarray(x, dtype=np.float64)
+    if x.shape != (mesh.node_count, 3) or not np.isfinite(x).all():
+        raise ValueError(f"surface_point needs finite positions of shape ({mesh.node_count}, 3), got {x.shape}")
+    faces = mesh.triangulated_faces()
+    tris = x[faces]
+    closest = trimesh.triangles.closest_point(tris, np.broadcast_to(p, (faces.shape[0], 3)))
+    face = int(np.argmin(np.linalg.norm(closest - p, axis=1)))
+    nodes = faces[face].astype(np.int64)
+    w = trimesh.triangles.points_to_barycentric(tris[face][None], closest[face][None])[0]
+    w = np.clip(w, 0.0, None)
+    return nodes, w / w.sum()
+
+
 class GraspController:
     """Grasps that a program opens, moves and closes while it steps the cloth (a robot policy).
 
-    ``grasp`` attaches nodes (given, or those near a point) where they are, ``move_to`` /
-    ``move_by`` set where a grasp takes them in the next step, ``release`` lets them go, and
-    :meth:`control` gives the :class:`Control` of the next step::
+    ``grasp`` attaches nodes (given, those near a point, or the triangle under a point of the
+    surface) where they are, ``move_to`` / ``move_by`` set where a grasp takes them in the next step,
+    ``release`` lets them go, and :meth:`control` gives the :class:`Control` of the next step::
 
         hand = GraspController(model.node_count)
         h = hand.grasp(state.x, point=(0.5, 0.5, 0.0))
@@ -436,69 +463,100 @@ class GraspController:
         state, info = stepper.step(state, hand.control(state.t + stepper.dt))
         hand.release(h)
 
+    A grasp's nodes move rigidly with it (a gripper's fingers). Its grasp point is a weighted mean
+    of its nodes: the centroid, or a point inside a face by its barycentric weights
+    (``grasp(x, point=p, surface=mesh)``); ``move_to`` places the grasp point.
     A node belongs to one grasp at a time. ``StepInfo.grasp_forces`` holds the force of each held
     node in :attr:`nodes` order (``grasp_force(info, handle)`` sums a grasp's).
     """
 
     def __init__(self, node_count: int) -> None:
         self.node_count = int(node_count)
-        self._grasps: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # handle -> (nodes, targets)
+        # handle -> (nodes (k,), targets (k, 3), weights (k,) of the grasp point)
+        self._grasps: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
         self._next = 0
 
-    def grasp(self, x: np.ndarray, *, nodes=None, point=None, radius: float | None = None) -> int:
-        """Attach ``nodes`` (k,) int, or the nodes near ``point`` (:func:`nodes_near` with
-        ``radius``), at their positions in x (n, 3) [m]; returns the grasp's handle.
+    def grasp(self, x: np.ndarray, *, nodes=None, point=None, radius: float | None = None, weights=None,
+              surface=None) -> int:
+        """Attach nodes at their positions in x (n, 3) [m]; returns the grasp's handle.
+
+        ``nodes`` (k,) int, optionally with ``weights`` (k,) of its grasp point (≥ 0, summing to 1;
+        default the centroid); or the nodes near ``point`` (:func:`nodes_near` with ``radius``); or,
+        with ``surface`` (the cloth's Mesh), the triangle of the surface point nearest to ``point``
+        with its barycentric weights (:func:`surface_point`): the grasp point is then that point.
 
         Raises
         ------
         ValueError if neither or both of nodes and point are given, x is not (n, 3) and finite, a node
-        index is out of range, or a node is already held by another grasp.
+        index is out of range or repeated, the weights do not fit the nodes, or a node is already
+        held by another grasp.
         """
         x = np.asarray(x, dtype=np.float64)
         if x.shape != (self.node_count, 3) or not np.isfinite(x).all():
             raise ValueError(f"grasp needs the current positions, a finite ({self.node_count}, 3) array")
         if (nodes is None) == (point is None):
             raise ValueError("grasp needs either nodes or a point")
+        if surface is not None:
+            if nodes is not None or radius is not None or weights is not None:
+                raise ValueError("a grasp on the surface takes a point only (no nodes, radius or weights)")
+            nodes, weights = surface_point(surface, x, point)
         if nodes is None:
+            if weights is not None:
+                raise ValueError("weights go with nodes (or use surface= for a point on a face)")
             idx = nodes_near(x, point, radius)
         else:
-            idx = np.unique(np.asarray(nodes, dtype=np.int64).ravel())
+            raw = np.asarray(nodes, dtype=np.int64).ravel()
+            idx = np.unique(raw)
             if idx.size == 0:
                 raise ValueError("a grasp needs at least one node")
             if idx.min() < 0 or idx.max() >= self.node_count:
                 raise ValueError(f"grasp node {int(idx[(idx < 0) | (idx >= self.node_count)][0])} is outside "
                                  f"0..{self.node_count - 1}")
+            if weights is not None:
+                w = np.asarray(weights, dtype=np.float64).ravel()
+                if idx.size != raw.size or w.shape != raw.shape or not np.isfinite(w).all() or (w < 0).any() \
+                        or not abs(w.sum() - 1.0) <= 1e-9:
+                    raise ValueError(f"grasp weights must be one per distinct node, >= 0 and sum to 1; got nodes "
+                                     f"{raw.tolist()} and weights {np.asarray(weights).tolist()}")
+                weights = w[np.argsort(raw)]
         taken = np.intersect1d(idx, self.nodes)
         if taken.size:
             raise ValueError(f"node {int(taken[0])} is already held by another grasp; release it first")
         handle = self._next
         self._next += 1
-        self._grasps[handle] = (idx, x[idx].copy())
+        w = np.full(idx.size, 1.0 / idx.size) if weights is None else np.asarray(weights, dtype=np.float64)
+        self._grasps[handle] = (idx, x[idx].copy(), w)
         return handle
 
-    def _get(self, handle: int) -> tuple[np.ndarray, np.ndarray]:
+    def _get(self, handle: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if handle not in self._grasps:
             raise ValueError(f"no open grasp with handle {handle!r} (open: {sorted(self._grasps)})")
         return self._grasps[handle]
 
+    def grasp_point(self, handle: int) -> np.ndarray:
+        """(3,) float64 [m], where the grasp takes its grasp point in the next step."""
+        _, targets, w = self._get(handle)
+        return w @ targets
+
     def move_to(self, handle: int, targets) -> None:
-        """Targets (3,) — the grasp's centroid — or (k, 3) per node [m] for the next step."""
-        nodes, old = self._get(handle)
+        """Targets (3,) — of the grasp point, the nodes following rigidly — or (k, 3) per node [m] for
+        the next step."""
+        nodes, old, w = self._get(handle)
         t = np.asarray(targets, dtype=np.float64)
         if t.shape == (3,):
-            t = old + (t - old.mean(axis=0))
+            t = old + (t - w @ old)
         if t.shape != old.shape or not np.isfinite(t).all():
             raise ValueError(f"grasp {handle} needs finite targets of shape (3,) or {old.shape} [m], got "
                              f"{np.asarray(targets).tolist()}")
-        self._grasps[handle] = (nodes, t)
+        self._grasps[handle] = (nodes, t, w)
 
     def move_by(self, handle: int, displacement) -> None:
         """Move the grasp's targets by ``displacement`` (3,) [m]."""
-        nodes, old = self._get(handle)
+        nodes, old, w = self._get(handle)
         d = np.asarray(displacement, dtype=np.float64)
         if d.shape != (3,) or not np.isfinite(d).all():
             raise ValueError(f"a grasp displacement must be a finite (3,) vector [m], got {np.asarray(displacement).tolist()}")
-        self._grasps[handle] = (nodes, old + d)
+        self._grasps[handle] = (nodes, old + d, w)
 
     def lag(self, handle: int, x: np.ndarray) -> float:
         """Largest distance [m] of the grasp's nodes in positions x (n, 3) float64 [m] from their
@@ -511,7 +569,7 @@ class GraspController:
         """
         if np.shape(x) != (self.node_count, 3):
             raise ValueError(f"lag needs the current positions, a ({self.node_count}, 3) array, got shape {np.shape(x)}")
-        nodes, targets = self._get(handle)
+        nodes, targets, _ = self._get(handle)
         return float(np.linalg.norm(np.asarray(x, dtype=np.float64)[nodes] - targets, axis=1).max())
 
     def release(self, handle: int) -> None:
@@ -538,7 +596,7 @@ class GraspController:
     def grasp_force(self, info, handle: int) -> np.ndarray:
         """(3,) float64 [N], the force the grasp ``handle`` exerted on the cloth in the step of
         ``info`` (a StepInfo of a step driven by :meth:`control`, the grasps unchanged since)."""
-        nodes, _ = self._get(handle)
+        nodes, _, _ = self._get(handle)
         held = self.nodes
         pos = np.flatnonzero(np.isin(held, nodes))
         return np.asarray(info.grasp_forces, dtype=np.float64)[pos].sum(axis=0)

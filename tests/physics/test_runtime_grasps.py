@@ -4,7 +4,7 @@ GraspController) and the forces of the grasps (isocloth.step.grasp_forces)."""
 import numpy as np
 import pytest
 
-from isocloth.control import Control, GraspController, nodes_near
+from isocloth.control import Control, GraspController, nodes_near, surface_point
 from isocloth.mesh.generators import rectangle
 from isocloth.model import Material, ModelBuilder
 from isocloth.scenes.loader import build_scene, config_from_dict
@@ -44,6 +44,54 @@ def test_a_released_sheet_falls_freely_with_its_centre_of_mass_on_the_parabola()
     fall = _com(model, s.x)[2] - z0 - vz0 * t
     assert fall == pytest.approx(-0.5 * g * t * t, rel=0.01)
     assert s.x[corners, 2].max() < mesh.vertices[corners, 2].min() - 0.1  # the corners fell too
+
+
+def test_a_point_inside_a_face_is_held_at_its_target_by_its_barycentric_weights():
+    """A gripper takes the sheet at a point inside a face (not a node): the face's nodes follow it
+    rigidly, the point itself goes where the gripper takes it, and the sheet hangs from it."""
+    mesh, corners, mat = _sheet(alpha=1.0)
+    model = ModelBuilder().set_cloth(mesh, mat).finalize()
+    st = Stepper(model, dt=0.01)
+    s = model.initial_state()
+    # a point 0.3 of a spacing off the grid in x and z, 1 cm in front of the sheet: inside a face
+    spacing = 0.5 / 7
+    p = s.x.mean(axis=0) + np.array([0.3 * spacing, 0.01, 0.6 * spacing])
+    nodes, w = surface_point(model.mesh, s.x, p)
+    assert nodes.shape == (3,) and (w > 0.05).all() and w.sum() == pytest.approx(1.0)
+    on_face = w @ s.x[nodes]
+    assert np.linalg.norm(on_face - (p - [0.0, 0.01, 0.0])) <= 1e-12  # the foot of p on the sheet
+    hand = GraspController(model.node_count)
+    h = hand.grasp(s.x, point=p, surface=model.mesh)
+    assert np.array_equal(hand.nodes, np.sort(nodes)) and np.allclose(hand.grasp_point(h), on_face, atol=1e-15)
+    rel = s.x[nodes] - on_face
+    target = on_face + np.array([0.02, 0.0, 0.10])
+    for k in range(1, 31):
+        hand.move_to(h, on_face + (target - on_face) * min(1.0, k / 10))
+        s, info = st.step(s, hand.control(s.t + st.dt))
+        assert info.converged
+    point = w @ s.x[nodes]
+    assert np.abs(point - target).max() <= 1e-9
+    assert np.abs(s.x[nodes] - point - rel).max() <= 1e-9  # the face moved rigidly with the gripper
+    free = np.setdiff1d(np.arange(model.node_count), nodes)
+    assert s.x[free, 2].min() < target[2] - 0.2  # the rest hangs below the grasp
+    # the grasp carries the sheet's weight (the force of the held face; ρ = δ by default)
+    g = -st.predictor.gravity[:, 2].sum()
+    assert hand.grasp_force(info, h)[2] == pytest.approx(g, rel=0.05)
+
+
+def test_grasp_weights_are_checked():
+    hand = GraspController(4)
+    x = np.zeros((4, 3))
+    with pytest.raises(ValueError, match="weights must be one per distinct node"):
+        hand.grasp(x, nodes=[0, 1], weights=[0.5, 0.6])
+    with pytest.raises(ValueError, match="weights must be one per distinct node"):
+        hand.grasp(x, nodes=[0, 0], weights=[0.5, 0.5])
+    with pytest.raises(ValueError, match="weights go with nodes"):
+        hand.grasp(x, point=(0, 0, 0), weights=[1.0])
+    h = hand.grasp(x + [[0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 0, 0]], nodes=[1, 0], weights=[0.25, 0.75])
+    assert np.allclose(hand.grasp_point(h), [0.25, 0.0, 0.0])  # weights follow their nodes
+    hand.move_to(h, (1.0, 1.0, 1.0))
+    assert np.allclose(hand.grasp_point(h), [1.0, 1.0, 1.0])
 
 
 def test_a_regrasp_holds_the_cloth_at_its_new_target():

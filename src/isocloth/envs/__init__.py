@@ -1,14 +1,21 @@
-"""Gymnasium environments (registered as ``isocloth/ClothFlatten-v0`` and ``isocloth/ClothFold-v0``)."""
+"""Gymnasium environments (registered as ``isocloth/ClothFlatten-v0``, ``isocloth/ClothFold-v0``,
+``isocloth/ClothHang-v0`` and ``isocloth/GarmentLift-v0``) and their rollouts, here or on Ray."""
 
 import gymnasium as gym
 
-from isocloth.envs.cloth_env import ACTION_MODES, OBSERVATIONS, ClothEnv, ClothFlattenEnv, ClothFoldEnv
-from isocloth.envs.tasks import ClothFlatten, ClothFold, FabricRanges, Task, coverage, fold_distance
+from isocloth.envs.cloth_env import (ACTION_MODES, OBSERVATIONS, ClothEnv, ClothFlattenEnv, ClothFoldEnv, ClothHangEnv,
+                                     GarmentLiftEnv)
+from isocloth.envs.rollouts import Rollout, rollout, run_rollouts
+from isocloth.envs.tasks import (FIXED_SHEET, ClothFlatten, ClothFold, ClothHang, FabricRanges, GarmentLift, SheetRanges,
+                                 Task, coverage, fold_distance, hang_balance, lifted_fraction)
 
-__all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "ClothFlatten", "ClothFold", "FabricRanges", "Task",
-           "coverage", "fold_distance", "ACTION_MODES", "OBSERVATIONS"]
+__all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "ClothHangEnv", "GarmentLiftEnv", "ClothFlatten", "ClothFold",
+           "ClothHang", "GarmentLift", "FabricRanges", "SheetRanges", "FIXED_SHEET", "Task", "coverage", "fold_distance",
+           "hang_balance", "lifted_fraction", "ACTION_MODES", "OBSERVATIONS", "Rollout", "rollout", "run_rollouts"]
 
 for _name, _entry, _steps in (("ClothFlatten-v0", "isocloth.envs:ClothFlattenEnv", 10),
-                              ("ClothFold-v0", "isocloth.envs:ClothFoldEnv", 5)):
+                              ("ClothFold-v0", "isocloth.envs:ClothFoldEnv", 5),
+                              ("ClothHang-v0", "isocloth.envs:ClothHangEnv", 3),
+                              ("GarmentLift-v0", "isocloth.envs:GarmentLiftEnv", 40)):
     if f"isocloth/{_name}" not in gym.registry:
         gym.register(id=f"isocloth/{_name}", entry_point=_entry, max_episode_steps=_steps)

@@ -4,9 +4,10 @@ Action modes
 ------------
 ``"pick_place"`` : action (4,) in [−1, 1]: pick (x, y) and place (x, y), scaled to the workspace
     half-width [m]. The gripper takes the highest node within ``pick_radius`` of the pick point
-    (seen from above; none: the action does nothing), lifts it to ``lift`` [m], carries it to the
-    place point at ``speed`` [m/s] (smoothstep segments), lowers it to ``place_height`` [m], lets go
-    and waits ``settle`` [s].
+    (seen from above; none: the action does nothing), carries it along an arc at least as high as
+    the task's lift height to its place height over the place point (``Task.carry_heights``) at
+    ``speed`` [m/s] (smoothstep segments), lets go and waits ``settle`` [s]. Tasks name the modes
+    they support (``Task.action_modes``).
 ``"velocity"`` : action (4 g,) in [−1, 1] for g grippers: velocity (v_x, v_y, v_z) × ``max_speed``
     [m/s] and grip (> 0 closed) of each gripper for ``control_dt`` [s]. A closing gripper takes the
     nodes within ``grip_radius`` of it; an opening one lets them go. Grippers that pull the cloth
@@ -29,10 +30,12 @@ import gymnasium as gym
 from gymnasium import spaces
 
 from isocloth.control import GraspController
-from isocloth.envs.tasks import ClothFlatten, ClothFold, Task, coverage
+from isocloth.envs.tasks import ClothFlatten, ClothFold, ClothHang, GarmentLift, Task, coverage
+from isocloth.mesh.topology import rest_element_areas
 from isocloth.sensors import LABEL_CLOTH, CameraSensor, PinholeCamera
 
-__all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "OBSERVATIONS", "ACTION_MODES"]
+__all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "ClothHangEnv", "GarmentLiftEnv", "OBSERVATIONS",
+           "ACTION_MODES"]
 
 OBSERVATIONS = ("positions", "rgb", "depth", "point_cloud")
 ACTION_MODES = ("pick_place", "velocity")
@@ -54,21 +57,21 @@ class ClothEnv(gym.Env):
     observations : sequence of names from ``OBSERVATIONS``
     image_size : (h, w) of the image observations [px]; points : size of the point cloud
     grippers : number of grippers in velocity mode; control_dt : [s] per velocity action
-    randomize : draw the fabric from ``task.fabric`` at every reset (False: the middle of each range)
-    workspace : half-width [m] of the square the pick-and-place actions address (default 0.6 × task.size)
+    randomize : draw the fabric and the sheet's shape from the task's ranges at every reset (False:
+        the middle of each range)
+    workspace : half-width [m] of the square the pick-and-place actions address (default ``task.workspace``)
     render_mode : None or "rgb_array" (the camera's colour image)
 
     Raises
     ------
-    ValueError for an unknown action mode or observation, or non-positive sizes.
+    ValueError for an unknown action mode (or one the task does not support) or observation, or
+    non-positive sizes.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
 
     pick_radius = 0.03
-    lift = 0.08
     speed = 0.4
-    place_height = 0.02
     settle = 0.3
     max_speed = 0.3
     grip_radius = 0.02
@@ -78,6 +81,8 @@ class ClothEnv(gym.Env):
                  randomize: bool = True, workspace: float | None = None, render_mode: str | None = None):
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
+        if action_mode not in task.action_modes:
+            raise ValueError(f"{task.name} supports the action modes {task.action_modes}, not {action_mode!r}")
         bad = [o for o in observations if o not in OBSERVATIONS]
         if bad or not observations:
             raise ValueError(f"observations must be a non-empty selection of {OBSERVATIONS}, got {tuple(observations)}")
@@ -92,9 +97,9 @@ class ClothEnv(gym.Env):
         self.image_size, self.points, self.grippers = (h, w), int(points), int(grippers)
         self.control_dt = float(control_dt)
         self.randomize = randomize
-        self.workspace = 0.6 * task.size if workspace is None else float(workspace)
+        self.workspace = task.workspace if workspace is None else float(workspace)
         self.render_mode = render_mode
-        n = task.nodes * task.nodes
+        n = task.node_count
         obs = {"positions": spaces.Box(-np.inf, np.inf, (n, 3), np.float32)}
         if "rgb" in self.observations:
             obs["rgb"] = spaces.Box(0, 255, (h, w, 3), np.uint8)
@@ -115,11 +120,8 @@ class ClothEnv(gym.Env):
 
         super().reset(seed=seed)
         rng = self.np_random if self.randomize else np.random.default_rng(0)
-        cfg = self.task.scene(rng)
-        if not self.randomize:
-            f = self.task.fabric
-            cfg["cloth"].update({k: float(np.mean(getattr(f, k))) for k in ("rho", "delta", "alpha", "kappa")})
-            cfg["obstacles"][0]["mu"] = float(np.mean(f.mu))
+        cfg = self.task.scene(rng, self.randomize)
+        self.start_options = cfg.pop("_start", {})  # for Task.start
         self.scene = build_scene(config_from_dict(cfg))
         self.model, self.stepper = self.scene.model, self.scene.stepper
         self.state = self.scene.initial_state
@@ -127,7 +129,7 @@ class ClothEnv(gym.Env):
         self._gripper_pos = np.zeros((self.grippers, 3))
         self._gripper_handle = [None] * self.grippers
         self._slipped = [False] * self.grippers  # lost its nodes while closed: takes none until reopened
-        self._rest_area = self.task.size ** 2
+        self._rest_area = float(rest_element_areas(self.model.mesh).sum())
         cam = PinholeCamera(_COVERAGE_PIXELS, _COVERAGE_PIXELS, *(2 * [0.5 * _COVERAGE_PIXELS * _CAMERA_HEIGHT / self.workspace]),
                             0.5 * _COVERAGE_PIXELS, 0.5 * _COVERAGE_PIXELS)
         self._top = CameraSensor(self.model, cam.looking_at((0, 0, _CAMERA_HEIGHT), (0, 0, 0), up=(0, 1, 0)))
@@ -135,15 +137,11 @@ class ClothEnv(gym.Env):
         eye = PinholeCamera.from_fov(w, h, 60.0, 60.0 * h / w).looking_at((0.0, -0.6 * self.task.size,
                                                                            1.2 * self.task.size), (0, 0, 0))
         self._camera = CameraSensor(self.model, eye)
-        x0 = self.model.initial_positions
-        self.fold_pairs = _mirror_pairs(x0, self.task.size / (self.task.nodes - 1))
-        if isinstance(self.task, ClothFlatten) and self.task.crumple:
-            self._crumple(x0)
+        self.task.start(self)
         if self.action_mode == "velocity":
-            # the first two grippers start over the corners of the half x < 0 (the fold's moving half)
-            corners = np.array([[-0.5, -0.5], [-0.5, 0.5], [0.5, -0.5], [0.5, 0.5]]) * self.task.size
+            starts = self.task.gripper_starts(self)
             for k in range(self.grippers):
-                self._gripper_pos[k] = [*corners[k % 4], 2 * self.task.thickness]
+                self._gripper_pos[k] = starts[k % len(starts)]
         self.start_positions = self.state.x.copy()
         return self._observe(), self._info()
 
@@ -164,7 +162,7 @@ class ClothEnv(gym.Env):
                 x = self.state.x
                 near = np.flatnonzero(np.linalg.norm(x[:, :2] - pick, axis=1) <= self.pick_radius)
                 if near.size:
-                    self._carry(int(near[np.argmax(x[near, 2])]), place, lift=self.lift)
+                    self._carry(int(near[np.argmax(x[near, 2])]), place)
                 else:
                     self._advance(self.settle)
             else:
@@ -194,7 +192,7 @@ class ClothEnv(gym.Env):
     # ------------------------------------------------------------------ internals
     CRUMPLE_ATTEMPTS = 3
 
-    def _crumple(self, x0: np.ndarray) -> None:
+    def _crumple(self) -> None:
         """Lift a random node, carry it over a random point and drop the sheet from there: a crumpled
         start. A drop whose contact steps fail (``SimulationDiverged``: a sheet landing on itself can
         still defeat the contact projection) is redrawn, at most ``CRUMPLE_ATTEMPTS`` times."""
@@ -221,14 +219,17 @@ class ClothEnv(gym.Env):
         for _ in range(max(1, int(round(duration / self.stepper.dt)))):
             self._sim_step()
 
-    def _carry(self, node: int, place_xy: np.ndarray, lift: float, settle: float | None = None) -> None:
-        """Pick-and-place primitive on one node: an arc from the node to ``place_height`` above the
-        place point (or to the point itself, given with a height), as high as ``lift`` or half the
-        distance, whichever is larger (a fold turns the carried part over the fold line without
-        dragging the rest), at ``speed``; then release and wait ``settle`` [s]."""
+    def _carry(self, node: int, place_xy: np.ndarray, lift: float | None = None, settle: float | None = None) -> None:
+        """Pick-and-place primitive on one node: an arc from the node to the task's place height
+        over the place point (or to the point itself, given with a height), as high as ``lift``
+        (default the task's) or half the distance, whichever is larger (a fold turns the carried part
+        over the fold line without dragging the rest), at ``speed``; then release and wait
+        ``settle`` [s]."""
+        task_lift, place_height = self.task.carry_heights()
+        lift = task_lift if lift is None else lift
         h = self.hand.grasp(self.state.x, nodes=[node])
         a = self.state.x[node].copy()
-        b = np.array([place_xy[0], place_xy[1], place_xy[2] if len(place_xy) > 2 else self.place_height])
+        b = np.array([place_xy[0], place_xy[1], place_xy[2] if len(place_xy) > 2 else place_height])
         height = max(lift, 0.5 * float(np.linalg.norm(b[:2] - a[:2])))
         length = np.linalg.norm(b - a) + 2.0 * height  # about the arc's length
         dt = self.stepper.dt
@@ -294,25 +295,35 @@ class ClothEnv(gym.Env):
         return {"is_success": bool(self.task.success(self)), "time": float(self.state.t)}
 
 
-def _mirror_pairs(x0: np.ndarray, spacing: float) -> np.ndarray:
-    """(k, 2) int64 pairs (i, j) of nodes mirrored across x = 0 (i at x < 0, j at x > 0) of a grid of
-    node ``spacing`` [m] (nodes within a quarter spacing of x = 0 lie on the fold line: unpaired)."""
-    left = np.flatnonzero(x0[:, 0] < -0.25 * spacing)
-    mirrored = x0[left] * np.array([-1.0, 1.0, 1.0])
-    d = np.linalg.norm(x0[None, :, :] - mirrored[:, None, :], axis=2)
-    return np.column_stack([left, d.argmin(axis=1)]).astype(np.int64)
+def _sheet_task(cls, size, nodes, sheet, **fields):
+    return cls(size=size, nodes=nodes, **fields) if sheet is None else cls(size=size, nodes=nodes, sheet=sheet, **fields)
 
 
 class ClothFlattenEnv(ClothEnv):
     """Spread a crumpled sheet (:class:`~isocloth.envs.tasks.ClothFlatten`; ``crumple=False``
-    starts flat)."""
+    starts flat). ``sheet``: the ranges of the sheet's shape (default :class:`SheetRanges`)."""
 
-    def __init__(self, size: float = 0.3, nodes: int = 9, crumple: bool = True, **kwargs):
-        super().__init__(ClothFlatten(size=size, nodes=nodes, crumple=crumple), **kwargs)
+    def __init__(self, size: float = 0.3, nodes: int = 9, crumple: bool = True, sheet=None, **kwargs):
+        super().__init__(_sheet_task(ClothFlatten, size, nodes, sheet, crumple=crumple), **kwargs)
 
 
 class ClothFoldEnv(ClothEnv):
     """Fold a sheet in half (:class:`~isocloth.envs.tasks.ClothFold`)."""
 
-    def __init__(self, size: float = 0.3, nodes: int = 9, **kwargs):
-        super().__init__(ClothFold(size=size, nodes=nodes), **kwargs)
+    def __init__(self, size: float = 0.3, nodes: int = 9, sheet=None, **kwargs):
+        super().__init__(_sheet_task(ClothFold, size, nodes, sheet), **kwargs)
+
+
+class ClothHangEnv(ClothEnv):
+    """Hang a sheet over a bar (:class:`~isocloth.envs.tasks.ClothHang`)."""
+
+    def __init__(self, size: float = 0.3, nodes: int = 9, sheet=None, **kwargs):
+        super().__init__(_sheet_task(ClothHang, size, nodes, sheet), **kwargs)
+
+
+class GarmentLiftEnv(ClothEnv):
+    """Lift a T-shirt off the table (:class:`~isocloth.envs.tasks.GarmentLift`); velocity control with
+    two grippers by default."""
+
+    def __init__(self, action_mode: str = "velocity", grippers: int = 2, **kwargs):
+        super().__init__(GarmentLift(), action_mode=action_mode, grippers=grippers, **kwargs)

@@ -13,7 +13,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["FabricRanges", "Task", "ClothFlatten", "ClothFold", "coverage", "fold_distance"]
+__all__ = ["FabricRanges", "SheetRanges", "Task", "ClothFlatten", "ClothFold", "ClothHang", "GarmentLift", "coverage",
+           "fold_distance", "hang_balance", "lifted_fraction", "mirror_pairs", "FIXED_SHEET"]
+
+
+def _draw(rng: np.random.Generator, lo: float, hi: float, middle: bool) -> float:
+    """Uniform in [lo, hi]; the middle with ``middle``; a fixed range (lo = hi) takes no draw (the
+    random stream of the other draws stays as it was)."""
+    if middle or lo == hi:
+        return 0.5 * (lo + hi)
+    return float(rng.uniform(lo, hi))
 
 
 @dataclass(frozen=True)
@@ -39,15 +48,52 @@ class FabricRanges:
                 raise ValueError(f"fabric range {name} = ({lo}, {hi}) must satisfy 0 {'<' if name in ('rho', 'delta') else '<='} "
                                  "low <= high")
 
-    def sample(self, rng: np.random.Generator) -> dict:
-        """One value of each parameter (uniform; log-uniform for κ)."""
+    def sample(self, rng: np.random.Generator, middle: bool = False) -> dict:
+        """One value of each parameter (uniform; log-uniform for κ); with ``middle`` the middle of
+        each range (for κ its geometric middle), no draw."""
         out = {}
         for name in ("rho", "delta", "alpha", "mu"):
             lo, hi = getattr(self, name)
-            out[name] = float(rng.uniform(lo, hi))
+            out[name] = float(np.mean([lo, hi])) if middle else float(rng.uniform(lo, hi))
         lo, hi = self.kappa
-        out["kappa"] = float(np.exp(rng.uniform(np.log(lo), np.log(hi)))) if lo > 0 else float(rng.uniform(lo, hi))
+        if middle:
+            out["kappa"] = float(np.mean([lo, hi]))
+        else:
+            out["kappa"] = float(np.exp(rng.uniform(np.log(lo), np.log(hi)))) if lo > 0 else float(rng.uniform(lo, hi))
         return out
+
+
+@dataclass(frozen=True)
+class SheetRanges:
+    """Ranges (low, high) of the sheet's shape drawn at every reset (the node grid stays
+    ``Task.nodes`` × ``Task.nodes``, so observations keep their shape); (x, x) fixes one.
+
+    Attributes
+    ----------
+    scale : side length relative to ``Task.size`` (geometric mean of width and height)
+    aspect : width / height
+    """
+
+    scale: tuple = (0.9, 1.1)
+    aspect: tuple = (0.8, 1.25)
+
+    def __post_init__(self):
+        for name in ("scale", "aspect"):
+            lo, hi = getattr(self, name)
+            if not (0 < lo <= hi < np.inf):
+                raise ValueError(f"sheet range {name} = ({lo}, {hi}) must satisfy 0 < low <= high")
+
+    def sample(self, rng: np.random.Generator, size: float, middle: bool = False) -> tuple[float, float]:
+        """(width, height) [m] of a sheet of nominal side ``size`` [m] (uniform scale and log-uniform
+        aspect; the middle of both with ``middle``)."""
+        scale = _draw(rng, *self.scale, middle)
+        lo, hi = np.log(self.aspect[0]), np.log(self.aspect[1])
+        aspect = float(np.exp(_draw(rng, lo, hi, middle)))
+        return size * scale * np.sqrt(aspect), size * scale / np.sqrt(aspect)
+
+
+FIXED_SHEET = SheetRanges(scale=(1.0, 1.0), aspect=(1.0, 1.0))
+"""A square sheet of side ``Task.size`` at every reset."""
 
 
 def coverage(mask: np.ndarray, height: float, fx: float, fy: float, rest_area: float) -> float:
@@ -55,6 +101,15 @@ def coverage(mask: np.ndarray, height: float, fx: float, fy: float, rest_area: f
     top-down ``mask`` times the footprint (h/f_x)(h/f_y) of a pixel on the table at ``height`` [m]
     below the camera."""
     return float(np.count_nonzero(mask == 1) * (height / fx) * (height / fy) / rest_area)
+
+
+def mirror_pairs(x0: np.ndarray, spacing: float) -> np.ndarray:
+    """(k, 2) int64 pairs (i, j) of nodes mirrored across x = 0 (i at x < 0, j at x > 0) of a grid of
+    node ``spacing`` [m] (nodes within a quarter spacing of x = 0 lie on the fold line: unpaired)."""
+    left = np.flatnonzero(x0[:, 0] < -0.25 * spacing)
+    mirrored = x0[left] * np.array([-1.0, 1.0, 1.0])
+    d = np.linalg.norm(x0[None, :, :] - mirrored[:, None, :], axis=2)
+    return np.column_stack([left, d.argmin(axis=1)]).astype(np.int64)
 
 
 def fold_distance(x: np.ndarray, pairs: np.ndarray) -> float:
@@ -70,29 +125,64 @@ class Task:
     size: float = 0.3
     nodes: int = 9
     fabric: FabricRanges = field(default_factory=FabricRanges)
+    sheet: SheetRanges = field(default_factory=SheetRanges)
     thickness: float = 0.003
     dt: float = 0.01
     success_threshold: float = 0.0
     name: str = "task"
+    action_modes: tuple = ("pick_place", "velocity")
+    """The action modes of :mod:`isocloth.envs.cloth_env` the task can be driven with."""
 
-    def scene(self, rng: np.random.Generator) -> dict:
-        """The scene-file dictionary of an episode (fabric drawn from :attr:`fabric`)."""
+    @property
+    def node_count(self) -> int:
+        """Nodes of the cloth (the length of the positions observation)."""
+        return self.nodes * self.nodes
+
+    def scene(self, rng: np.random.Generator, randomize: bool = True) -> dict:
+        """The scene-file dictionary of an episode: fabric drawn from :attr:`fabric`, the seed of the
+        rest-shape noise, then the sheet's width and height from :attr:`sheet` (without ``randomize``
+        the middle of every range; the noise seed is still drawn)."""
         if self.nodes < 3 or not self.size > 0:
             raise ValueError(f"a task sheet needs size > 0 m and at least 3 x 3 nodes, got {self.size}, {self.nodes}")
         f = self.fabric.sample(rng)
+        noise_seed = int(rng.integers(2 ** 31))
+        if not randomize:
+            f = self.fabric.sample(rng, middle=True)
+        width, height = self.sheet.sample(rng, self.size, middle=not randomize)
         return {
-            "name": self.name, "description": f"{self.name}: a {self.size:g} m square sheet on a table",
-            "cloth": {"mesh": {"generator": "rectangle", "width": self.size, "height": self.size,
+            "name": self.name, "description": f"{self.name}: a {width:.3g} m x {height:.3g} m sheet on a table",
+            "cloth": {"mesh": {"generator": "rectangle", "width": width, "height": height,
                                "nx": self.nodes, "ny": self.nodes, "element": "quad", "plane": "xy"},
                       "placement": {"translate": [0.0, 0.0, self.thickness]}, "fabric": "light-cotton",
                       # 0.5 mm of rest-shape noise, as in the built-in scenes: no real sheet lies exactly flat
-                      "noise": {"sigma": 0.0005, "seed": int(rng.integers(2 ** 31))},
+                      "noise": {"sigma": 0.0005, "seed": noise_seed},
                       "rho": f["rho"], "delta": f["delta"], "alpha": f["alpha"], "kappa": f["kappa"]},
             "obstacles": [{"type": "plane", "name": "table", "mu": f["mu"]}],
             "self_collision": {"thickness": self.thickness, "mu": 0.3},
             "simulation": {"dt": self.dt, "duration": 1.0},
             "output": {"video": "none"},
         }
+
+    def start(self, env) -> None:
+        """Called by the environment after the scene of an episode is built (a crumpled start, say)."""
+
+    @property
+    def workspace(self) -> float:
+        """Half-width [m] of the square the pick-and-place actions address (and the top camera sees)."""
+        return 0.6 * self.size
+
+    def carry_heights(self) -> tuple[float, float]:
+        """Pick and place: the least height of the carrying arc and the height [m] at which the
+        carried node is let go over the place point."""
+        return 0.08, 0.02
+
+    def gripper_starts(self, env) -> np.ndarray:
+        """(4, 3) float64 [m]: where velocity-mode grippers start (gripper k at row k mod 4): 2 ×
+        thickness above the sheet's corners, those of the half x < 0 (the fold's moving half) first."""
+        x0 = env.model.initial_positions
+        lo, hi = x0[:, :2].min(axis=0), x0[:, :2].max(axis=0)
+        corners = np.array([[lo[0], lo[1]], [lo[0], hi[1]], [hi[0], lo[1]], [hi[0], hi[1]]])
+        return np.column_stack([corners, np.full(4, 2.0 * self.thickness)])
 
     def reward(self, env) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -110,6 +200,10 @@ class ClothFlatten(Task):
     name: str = "ClothFlatten"
     crumple: bool = True
 
+    def start(self, env) -> None:
+        if self.crumple:
+            env._crumple()
+
     def reward(self, env) -> float:
         return env.coverage()
 
@@ -123,7 +217,134 @@ class ClothFold(Task):
     success_threshold: float = -0.02
     name: str = "ClothFold"
 
+    def start(self, env) -> None:
+        """The mirrored node pairs of the sheet (``env.fold_pairs``)."""
+        x0 = env.model.initial_positions
+        env.fold_pairs = mirror_pairs(x0, float(np.ptp(x0[:, 0])) / (self.nodes - 1))
+
     def reward(self, env) -> float:
         x, pairs, x0 = env.state.x, env.fold_pairs, env.start_positions
         moved = float(np.linalg.norm(x[pairs[:, 1]] - x0[pairs[:, 1]], axis=1).mean())
         return -(fold_distance(x, pairs) + 1.2 * moved)
+
+
+def lifted_fraction(x: np.ndarray, masses: np.ndarray, clearance: float) -> float:
+    """Share of the cloth's mass (masses (n,) [kg]) at nodes more than ``clearance`` [m] above the
+    table (z = 0), positions x (n, 3) [m]."""
+    return float(masses[x[:, 2] > clearance].sum() / masses.sum())
+
+
+def hang_balance(x: np.ndarray, masses: np.ndarray, bar_x: float) -> float:
+    """2 min(m₋, m₊) / m: how evenly the cloth's mass splits between the two sides x < ``bar_x`` and
+    x > ``bar_x`` [m] of a bar along y (1: half on each side, 0: all on one)."""
+    left = float(masses[x[:, 0] < bar_x].sum())
+    return 2.0 * min(left, float(masses.sum()) - left) / float(masses.sum())
+
+
+@dataclass(frozen=True)
+class ClothHang(Task):
+    """Hang the sheet over a horizontal bar: a cylinder of radius ``bar_radius`` [m] along y, its axis
+    at x = ``bar_x`` × size and z = ``bar_height`` × size, beside the sheet lying on the table.
+
+    reward = (share of the mass more than ``clearance`` [m] above the table) × :func:`hang_balance`
+    while the cloth touches the bar (a node within ``bar_radius`` + 1 cm of its axis), else 0;
+    success at reward ≥ 0.6 with nothing holding the cloth (it hangs by itself)."""
+
+    success_threshold: float = 0.6
+    name: str = "ClothHang"
+    bar_x: float = 0.75
+    bar_height: float = 1.0
+    bar_radius: float = 0.04
+    clearance: float = 0.02
+
+    @property
+    def workspace(self) -> float:
+        """Reaches over the bar: (``bar_x`` + 0.15) × size."""
+        return (self.bar_x + 0.15) * self.size
+
+    @property
+    def bar(self) -> tuple[float, float]:
+        """(x, z) [m] of the bar's axis."""
+        return self.bar_x * self.size, self.bar_height * self.size
+
+    def scene(self, rng: np.random.Generator, randomize: bool = True) -> dict:
+        cfg = super().scene(rng, randomize)
+        bx, bz = self.bar
+        mu = cfg["obstacles"][0]["mu"]
+        cfg["obstacles"].append({"type": "cylinder", "name": "bar", "center": [bx, 0.0, bz], "axis": [0.0, 1.0, 0.0],
+                                 "radius": self.bar_radius, "half_height": 2.0 * self.size, "mu": mu})
+        cfg["description"] += f" beside a bar {bz:.3g} m high"
+        return cfg
+
+    def carry_heights(self) -> tuple[float, float]:
+        """Pick and place: the arc's height and the place height [m]: over the bar (the carried node
+        is let go 10 cm above its top)."""
+        bz = self.bar[1]
+        return 1.5 * self.size, bz + self.bar_radius + 0.1
+
+    def reward(self, env) -> float:
+        x, m = env.state.x, env.model.masses
+        bx, bz = self.bar
+        touching = float(np.hypot(x[:, 0] - bx, x[:, 2] - bz).min()) <= self.bar_radius + 0.01
+        return lifted_fraction(x, m, self.clearance) * hang_balance(x, m, bx) if touching else 0.0
+
+    def success(self, env) -> bool:
+        return env.hand.nodes.size == 0 and self.reward(env) >= self.success_threshold
+
+
+@dataclass(frozen=True)
+class GarmentLift(Task):
+    """Lift a T-shirt of the Berkeley Garment Library (``tshirt.obj``, 330 nodes, its modelled shape
+    as the rest shape) off the table. Episodes start from the shirt lying crumpled on the table (a
+    state computed once by dropping it face down, :mod:`isocloth.envs.garments`), turned about the
+    vertical by a random angle in ``turn`` [deg] and scaled by a random factor in ``scale``.
+
+    reward = share of the garment's mass more than ``clearance`` [m] above the table; success at
+    reward ≥ 0.99. Velocity control only; dt 2.5 ms (the modelled shirt's sliver triangles; docs/envs.md)."""
+
+    size: float = 0.9
+    dt: float = 0.0025
+    success_threshold: float = 0.99
+    name: str = "GarmentLift"
+    clearance: float = 0.02
+    turn: tuple = (-180.0, 180.0)
+    scale: tuple = (0.95, 1.05)
+    action_modes: tuple = ("velocity",)
+
+    @property
+    def node_count(self) -> int:
+        from isocloth.envs.garments import TSHIRT_NODES
+
+        return TSHIRT_NODES
+
+    def scene(self, rng: np.random.Generator, randomize: bool = True) -> dict:
+        from isocloth.envs.garments import tshirt_scene
+
+        f = self.fabric.sample(rng)
+        if not randomize:
+            f = self.fabric.sample(rng, middle=True)
+        scale = _draw(rng, *self.scale, not randomize)
+        turn = _draw(rng, *self.turn, not randomize)
+        cfg = tshirt_scene(scale=scale, mu=f["mu"], thickness=self.thickness, dt=self.dt)
+        cfg["cloth"].update({k: f[k] for k in ("rho", "delta", "alpha", "kappa")})
+        cfg["name"] = self.name
+        cfg["description"] = f"{self.name}: a T-shirt (Garment Library) lying on a table"
+        cfg["_start"] = {"turn_deg": turn, "scale": scale}
+        return cfg
+
+    def start(self, env) -> None:
+        """Put the shirt in its lying state (turned and scaled as drawn by :meth:`scene`)."""
+        from isocloth.envs.garments import lying_positions
+        from isocloth.state import State
+
+        x = lying_positions(**env.start_options)
+        env.state = State(x=x, v=np.zeros_like(x))
+
+    def gripper_starts(self, env) -> np.ndarray:
+        """(2, 3): 5 mm above the shirt's two shoulder seams (where a person would take it)."""
+        from isocloth.envs.garments import shoulder_nodes
+
+        return env.state.x[shoulder_nodes(env.model.initial_positions, env.start_options["scale"])] + [0.0, 0.0, 0.005]
+
+    def reward(self, env) -> float:
+        return lifted_fraction(env.state.x, env.model.masses, self.clearance)

@@ -104,7 +104,8 @@ class _RayReplay:
 
 
 class RayEvaluator:
-    """Evaluates on a Ray cluster (``ray.init(address=...)``), one actor per worker.
+    """Evaluates on a Ray cluster (``ray.init(address=...)``), one actor per worker
+    (:class:`isocloth.distributed.ActorMap`).
 
     Raises
     ------
@@ -113,26 +114,17 @@ class RayEvaluator:
     """
 
     def __init__(self, problem: "FitProblem", address: str, workers: int | None = None):
-        try:
-            import ray
-            from ray.util import ActorPool
-        except ImportError:
-            raise ImportError("evaluating on a cluster (--address) needs Ray, which is not installed: "
-                              "pip install 'ray[default]'; or leave out --address to use the local cores") from None
-        self._ray = ray
-        ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
-        n = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        actor = ray.remote(num_cpus=1)(_RayReplay)
-        self.workers = n
-        self.actors = [actor.remote(problem) for _ in range(n)]
-        self.pool = ActorPool(self.actors)
+        from isocloth.distributed import ActorMap
+
+        self._actors = ActorMap(_RayReplay, (problem,), address=address, workers=workers,
+                                purpose="evaluating on a cluster (--address; leave it out to use the local cores)")
+        self.workers = self._actors.workers
 
     def map(self, params_list: list[dict]) -> list[dict]:
-        return list(self.pool.map(lambda a, p: a.evaluate.remote(p), params_list))
+        return self._actors.map("evaluate", params_list)
 
     def close(self) -> None:
-        for a in self.actors:
-            self._ray.kill(a)
+        self._actors.close()
 
 
 def make_evaluator(problem: "FitProblem", *, workers: int | None = None, address: str | None = None):
