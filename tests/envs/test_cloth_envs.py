@@ -330,6 +330,8 @@ def test_garmentlift_starts_from_the_shirt_lying_on_the_table():
     assert np.linalg.norm(x[None, :, :] - g[:, None, :], axis=2).min(axis=1).max() <= 0.0051
     env.reset(seed=1)
     assert not np.allclose(env.state.x, x)  # another turn and size
+    again, _ = env.reset(seed=0)
+    assert np.array_equal(again["positions"], obs["positions"]) and np.array_equal(again["grippers"], obs["grippers"])
     with pytest.raises(ValueError, match="GarmentLift supports the action modes"):
         GarmentLiftEnv(action_mode="pick_place")
 

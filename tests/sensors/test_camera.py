@@ -122,3 +122,29 @@ def test_cloth_lying_on_a_plane_is_seen_in_front_of_it():
     frame = CameraSensor(model, cam).capture(model.initial_positions)  # the sheet lies in the plane z = 0
     clear = CameraSensor(_sheet_model(), cam).capture(model.initial_positions)
     assert np.array_equal(frame.mask == LABEL_CLOTH, clear.mask == LABEL_CLOTH)
+
+
+@pytest.mark.parametrize("eye", [(1.5, -0.2, 0.6), (-0.45, -0.45, 0.05)])
+def test_rays_are_traced_only_where_the_geometry_can_be_and_the_image_is_unchanged(monkeypatch, eye):
+    """The capture traces the pixels of the scene's projected bounding box (all of them when the box reaches
+    behind the camera): the same depth, mask and colours as tracing every pixel."""
+    from isocloth.contact.obstacles import ObstaclePlane
+
+    model = _sheet_model([ObstacleSphere(center=(0.3, 0.2, 0.25), radius=0.1), ObstaclePlane(point=(0, 0, -0.05))])
+    x = model.initial_positions.copy()
+    x[:, 2] = 0.1 * np.sin(3 * x[:, 0])
+    cam = PinholeCamera.from_fov(160, 120, 70.0, 55.0).looking_at(eye, (0.2, 0.1, 0.0))
+    sensor = CameraSensor(model, cam)
+    rays = sensor._rays_in_view(np.stack([x.min(axis=0), x.max(axis=0)]))
+    if eye[2] > 0.5:
+        assert rays is not None and 0 < rays.size < 0.7 * 160 * 120  # the sheet seen from the side: a part
+    else:
+        assert rays is None  # the camera inside the sheet's box: every pixel
+    culled = sensor.capture(x)
+    monkeypatch.setattr(CameraSensor, "_rays_in_view", lambda self, box: None)
+    full = sensor.capture(x)
+    assert np.array_equal(culled.depth, full.depth) and np.array_equal(culled.mask, full.mask)
+    assert np.array_equal(culled.rgb, full.rgb)
+    assert (culled.mask == LABEL_CLOTH).any()
+    if rays is not None:
+        assert (culled.mask == 2).any() and (culled.mask == 3).any()  # sphere and plane seen too

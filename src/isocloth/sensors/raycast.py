@@ -108,6 +108,21 @@ class CameraSensor:
         self._unit = (dirs / np.linalg.norm(dirs, axis=1, keepdims=True)).astype(np.float32)
         self._origins = np.ascontiguousarray(np.broadcast_to(camera.position.astype(np.float32), dirs.shape))
 
+    def _rays_in_view(self, box: np.ndarray) -> np.ndarray | None:
+        """Indices (k,) int64 of the pixels whose rays can meet the axis-aligned box (2, 3) [m]: those in
+        the bounding rectangle of its projected corners, one pixel wider; None (every pixel) when a
+        corner lies behind the camera's near plane (the projection does not bound the box then)."""
+        cam = self.camera
+        corners = np.array([[box[i, 0], box[j, 1], box[k, 2]] for i in (0, 1) for j in (0, 1) for k in (0, 1)])
+        if cam.to_camera(corners)[:, 2].min() <= cam.near:
+            return None
+        uv = cam.project(corners)
+        u0, v0 = np.maximum(np.floor(uv.min(axis=0)).astype(np.int64) - 1, 0)
+        u1, v1 = np.minimum(np.ceil(uv.max(axis=0)).astype(np.int64) + 1, [cam.width, cam.height])
+        if u0 >= u1 or v0 >= v1:
+            return np.zeros(0, dtype=np.int64)
+        return (np.arange(v0, v1)[:, None] * cam.width + np.arange(u0, u1)[None, :]).ravel()
+
     def capture(self, x: np.ndarray, t: float = 0.0, *, rgb: bool = True) -> SensorFrame:
         """Depth, mask and RGB of the cloth at positions x (n, 3) [m] and the obstacles at time t [s]
         (``rgb=False``: the colour image is left black, which saves its shading).
@@ -126,18 +141,28 @@ class CameraSensor:
         cam = self.camera
         scene = rtcore_scene.EmbreeScene()
         labels = [LABEL_CLOTH]
-        TriangleMesh(scene, np.ascontiguousarray(x[self._faces], dtype=np.float32))
+        cloth = x[self._faces]
+        TriangleMesh(scene, np.ascontiguousarray(cloth, dtype=np.float32))
+        boxes = [np.stack([x.min(axis=0), x.max(axis=0)])]
         for obs, tris in self._geometry.solid_parts(t):
             TriangleMesh(scene, np.ascontiguousarray(tris, dtype=np.float32))
             labels.append(2 + next(k for k, o in enumerate(self._obstacles) if o is obs))
-        hit = scene.run(self._origins, self._dirs, output=1)
-        geom = np.asarray(hit["geomID"])
+            boxes.append(np.stack([tris.reshape(-1, 3).min(axis=0), tris.reshape(-1, 3).max(axis=0)]))
         h, w = cam.height, cam.width
+        rays = self._rays_in_view(np.stack([np.min([b[0] for b in boxes], axis=0), np.max([b[1] for b in boxes], axis=0)]))
+        geom = np.full(h * w, -1, dtype=np.int64)
+        depth = np.full(h * w, np.inf, dtype=np.float32)
+        normal = np.zeros((h * w, 3), dtype=np.float32)
+        if rays is None or rays.size:
+            origins, dirs = (self._origins, self._dirs) if rays is None else (self._origins[rays], self._dirs[rays])
+            hit = scene.run(np.ascontiguousarray(origins), np.ascontiguousarray(dirs), output=1)
+            where = slice(None) if rays is None else rays
+            geom[where] = np.asarray(hit["geomID"])
+            depth[where] = np.where(geom[where] >= 0, np.asarray(hit["tfar"]), np.inf)
+            normal[where] = np.asarray(hit["Ng"])
         label = np.zeros(h * w, dtype=np.int16)
         hits = geom >= 0
         label[hits] = np.asarray(labels, dtype=np.int16)[geom[hits]]
-        depth = np.where(hits, np.asarray(hit["tfar"]), np.inf).astype(np.float32)
-        normal = np.asarray(hit["Ng"])
         for lab, plane in self._planes:  # ray o + s d meets the plane (p − q)·ν = 0 at s = (q − o)·ν / d·ν
             pose = plane.motion.pose(t)
             q = pose.apply(np.asarray(plane.point, dtype=np.float64)[None])[0]
