@@ -113,6 +113,40 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     assert State.load(folder / "checkpoint.npz").step_index == summary["steps"]
 
 
+def test_ctrl_c_in_the_middle_of_slow_steps_leaves_a_run_that_resumes(tmp_path):
+    """SIGINT sent to `isocloth run` while it takes steps of a 900-node sheet (about 0.1 s each, so the
+    signal lands inside one): the folder holds the frames and checkpoint of the steps that were completed
+    and a summary that says so, and --resume takes the run to its end."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    scene = tmp_path / "sheet.toml"
+    scene.write_text(
+        'name = "sheet"\ndescription = "30 x 30 nodes held at two corners"\n'
+        '[cloth]\nmesh = { generator = "rectangle", width = 1.0, height = 1.0, nx = 30, ny = 30 }\n'
+        'noise = { sigma = 0.0005, seed = 0 }\nplacement = { translate = [0.0, 0.0, 1.0] }\nfabric = "light-cotton"\n'
+        '[[grasps]]\nnodes = { nearest = [[-0.5, -0.5, 1.0], [0.5, -0.5, 1.0]] }\n'
+        '[simulation]\ndt = 0.01\nduration = 0.6\n[output]\nvideo = "none"\nfps = 100\ncheckpoint_every = 1000\n')
+    folder = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "isocloth.cli", "run", str(scene), "--out", str(folder),
+                             "--no-video", "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr.readline().startswith("running sheet")
+    time.sleep(2.0)  # a few steps in (a cold numba cache compiles first)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 130, err
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["interrupted"] and 0 < summary["steps"] < 60, summary["steps"]
+    assert State.load(folder / "checkpoint.npz").step_index == summary["steps"]
+    traj = load_trajectory(folder)
+    assert traj.times.size == summary["steps"] + 1 and np.isfinite(traj.positions).all()
+    resume_run(folder)
+    done = json.loads((folder / "summary.json").read_text())
+    assert not done["interrupted"] and done["steps"] == 60 and load_trajectory(folder).times.size == 61
+
+
 def test_resume_refuses_a_complete_run_a_foreign_and_a_damaged_checkpoint(tmp_path):
     """--resume on a finished run used to overwrite summary.json with NaN; a checkpoint of a longer
     run carried a 60 s scene to 70.5 s; a damaged file ended in a traceback."""

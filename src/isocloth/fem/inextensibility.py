@@ -170,10 +170,10 @@ class InextensibilityConstraints:
         ``pairs`` (s, 2) int64 with target lengths ``lengths`` (s,) float64 [m], of RowKind ``kind``;
         row m + i is pair i."""
         n, m0, s = self.node_count, self.row_count, len(lengths)
-        A = self.A.tocoo()
-        R, I, Jn, V = _length_triplets(m0 + np.arange(s), pairs[:, 0], pairs[:, 1])
-        pair_row, pair_node, AA = _pair_matrix([self.pair_row[A.row]] + R, [self.pair_node[A.row]] + I,
-                                               [A.col] + Jn, [A.data] + V, n)
+        # the new rows come after every row: their pairs follow the existing ones
+        pair_row, pair_node, AA = _stack_blocks([(self.pair_row, self.pair_node, self.A.tocsr()),
+                                                 _pair_matrix(*_length_triplets(m0 + np.arange(s), pairs[:, 0],
+                                                                                pairs[:, 1]), n)], n)
         sq = np.asarray(lengths, dtype=np.float64) ** 2
         return InextensibilityConstraints(
             row_count=m0 + s, node_count=n,
@@ -225,6 +225,48 @@ def _length_triplets(r: np.ndarray, a: np.ndarray, b: np.ndarray):
     T^{r a a} = T^{r b b} = 1, T^{r a b} = T^{r b a} = −1."""
     one = np.ones(r.size)
     return [r, r, r, r], [a, a, b, b], [a, b, a, b], [one, -one, -one, one]
+
+
+def _metric_block(parts, n: int):
+    """(pair_row, pair_node, A) of the metric rows of one kind from its elements' local tensors
+    ``parts`` [(rows (e, k) int64, -1 where the node has no row; faces (e, k); t (e, k, k, k))]:
+    the pairs (row of node a, node i) with a non-zero T^{a i j} for some j, sorted, and A[(r, i), j]
+    the sum of those entries over the elements. Built pair list first, then A, without the
+    (row, i, j) triplets of every element at once (a 100k-node sheet's triplets took 2 GB)."""
+    keys = []
+    for rows, faces, t in parts:
+        nz = (t != 0.0).any(axis=3) & (rows >= 0)[:, :, None]  # (e, a, i)
+        keys.append((rows[:, :, None] * n + faces[:, None, :])[nz])
+    uniq = np.sort(np.concatenate(keys)) if keys else np.zeros(0, np.int64)
+    uniq = uniq[np.r_[True, uniq[1:] != uniq[:-1]]] if uniq.size else uniq  # (np.unique hashes: 10x slower here)
+    index = np.int32 if max(uniq.size, n) < 2 ** 31 else np.int64
+    P, C, V = [], [], []
+    for rows, faces, t in parts:
+        keep = (t != 0.0) & (rows >= 0)[:, :, None, None]  # (e, a, i, j)
+        # (e, a, i); unused where no row. 32-bit indices, as scipy keeps them: half the memory of the entries
+        pair = np.searchsorted(uniq, rows[:, :, None] * n + faces[:, None, :]).astype(index)
+        P.append(np.broadcast_to(pair[:, :, :, None], t.shape)[keep])
+        C.append(np.broadcast_to(faces.astype(index)[:, None, None, :], t.shape)[keep])
+        V.append(t[keep])
+        del keep, pair
+    if P:
+        def joined(parts):
+            return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+        A = sp.csr_matrix((joined(V), (joined(P), joined(C))), shape=(uniq.size, n))
+    else:
+        A = sp.csr_matrix((0, n))
+    A.sum_duplicates()
+    return (uniq // n).astype(np.int64), (uniq % n).astype(np.int64), A
+
+
+def _stack_blocks(blocks, n: int):
+    """One (pair_row, pair_node, A) of blocks whose rows follow each other (block b's rows after
+    block b − 1's)."""
+    if not blocks:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), sp.csr_matrix((0, n))
+    return (np.concatenate([b[0] for b in blocks]), np.concatenate([b[1] for b in blocks]),
+            sp.vstack([b[2] for b in blocks], format="csr"))
 
 
 def _pair_matrix(R, I, Jn, V, n: int):
@@ -292,34 +334,30 @@ def inextensibility_constraints(
         start += nodes.size
     metric_rows = start
 
-    # Element loop (vectorised per element type): T entries and C0 contributions.
-    R, I, Jn, V = [], [], [], []
+    # Element loop (vectorised per element type): the local tensors T^{a i j} / m_a of each element
+    # and kind (rows of its nodes a), and the C0 contributions.
+    local = {RowKind.E: [], RowKind.F: [], RowKind.G: []}  # kind -> [(rows (e, k), faces (e, k), t (e, k, k, k))]
     C0 = np.zeros(metric_rows)
     nodal = np.zeros((3, n))  # nodal E0, F0, G0 at every node (for the scale)
     for faces, corners, ref in _element_blocks(mesh):
-        k = faces.shape[1]
         gram = np.einsum("eid,ejd->eij", corners, corners)  # rest ⟨X_i, X_j⟩ per element
         for kind, t in zip((RowKind.E, RowKind.F, RowKind.G), local_metric_tensors(corners, ref)):
-            t = t / mk[faces][:, :, None, None]  # Algorithm 1, lines 17–19
+            t /= mk[faces][:, :, None, None]  # Algorithm 1, lines 17–19 (in place: 50 MB a kind at 100k nodes)
             contrib = np.einsum("ekij,eij->ek", t, gram)
             np.add.at(nodal[kind], faces, contrib)
             rows = row_of[kind][faces]  # (e, k)
             np.add.at(C0, rows[rows >= 0], contrib[rows >= 0])
-            rr = np.broadcast_to(rows[:, :, None, None], t.shape)
-            ii = np.broadcast_to(faces[:, None, :, None], t.shape)
-            jj = np.broadcast_to(faces[:, None, None, :], t.shape)
-            keep = (rr >= 0) & (t != 0.0)
-            R.append(rr[keep]); I.append(ii[keep]); Jn.append(jj[keep]); V.append(t[keep])
+            local[kind].append((rows, faces, t))
     rk = np.concatenate(row_kind)
     rn = np.concatenate(row_node)
     scale = 0.5 * (nodal[RowKind.E, rn] + nodal[RowKind.G, rn])
     row_edge = np.full((metric_rows, 2), -1, dtype=np.int64)
 
+    blocks = [_metric_block(local.pop(kind), n) for kind in (RowKind.E, RowKind.F, RowKind.G)]  # each freed once used
     if use_boundary:
         be, length = _boundary_edges_with_rest_length(mesh)
         r = metric_rows + np.arange(be.shape[0])
-        tR, tI, tJ, tV = _length_triplets(r, be[:, 0], be[:, 1])
-        R += tR; I += tI; Jn += tJ; V += tV
+        blocks.append(_pair_matrix(*_length_triplets(r, be[:, 0], be[:, 1]), n))
         C0 = np.concatenate([C0, length ** 2])
         scale = np.concatenate([scale, length ** 2])
         rk = np.concatenate([rk, np.full(be.shape[0], RowKind.EDGE, dtype=np.int8)])
@@ -327,7 +365,8 @@ def inextensibility_constraints(
         row_edge = np.concatenate([row_edge, be])
     m = C0.size
 
-    pair_row, pair_node, A = _pair_matrix(R, I, Jn, V, n)
+    # rows are numbered kind by kind, so the (row, node) pairs of the blocks follow each other in order
+    pair_row, pair_node, A = _stack_blocks(blocks, n)
     A.eliminate_zeros()
     return InextensibilityConstraints(
         row_count=m,
