@@ -294,6 +294,28 @@ def check(run_folder: Path = typer.Argument(..., help="a run folder written by '
 
 
 # ------------------------------------------------------------------ validation: synth, fit, compare
+@app.command()
+def dgli(run_folder: Path = typer.Argument(..., help="a run folder written by 'isocloth run' (a rectangular sheet)"),
+         out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default: the run folder)")) -> None:
+    """dGLI cloth coordinates of every saved frame (Coltraro et al., thesis §7.3) and the frames x frames
+    Spearman distance matrix (§7.4.1): dgli.csv, dgli.npz and dgli_distances.png."""
+    from isocloth.perception.sequence import write_run_coordinates
+
+    try:
+        paths = write_run_coordinates(run_folder, out)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write the results: {exc}; choose another folder with --out")
+    import numpy as np
+
+    with np.load(paths["npz"]) as d:
+        frames, D = d["times"].size, d["distances"]
+    far = float(D.max()) if D.size else 0.0
+    typer.echo(f"{frames} frames, 28 coordinates each; largest Spearman distance between two frames {far:.2f}")
+    typer.echo(f"  results: {paths['csv']}, {paths['npz']}, {paths['png']}")
+
+
 def _parse_pair(text: str, what: str, sep: str = "x") -> tuple:
     try:
         a, b = text.lower().split(sep)

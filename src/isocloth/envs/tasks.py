@@ -49,8 +49,8 @@ class FabricRanges:
                                  "low <= high")
 
     def sample(self, rng: np.random.Generator, middle: bool = False) -> dict:
-        """One value of each parameter (uniform; log-uniform for κ); with ``middle`` the middle of
-        each range (for κ its geometric middle), no draw."""
+        """One value of each parameter (uniform; log-uniform for κ); with ``middle`` the arithmetic
+        middle of each range, no draw."""
         out = {}
         for name in ("rho", "delta", "alpha", "mu"):
             lo, hi = getattr(self, name)
@@ -141,7 +141,9 @@ class Task:
     def scene(self, rng: np.random.Generator, randomize: bool = True) -> dict:
         """The scene-file dictionary of an episode: fabric drawn from :attr:`fabric`, the seed of the
         rest-shape noise, then the sheet's width and height from :attr:`sheet` (without ``randomize``
-        the middle of every range; the noise seed is still drawn)."""
+        the middle of every range; the noise seed is still drawn). A task whose episodes start from
+        another state adds the key ``"_start"``: options of :meth:`start`, which the environment
+        removes from the scene and keeps as ``env.start_options``."""
         if self.nodes < 3 or not self.size > 0:
             raise ValueError(f"a task sheet needs size > 0 m and at least 3 x 3 nodes, got {self.size}, {self.nodes}")
         f = self.fabric.sample(rng)

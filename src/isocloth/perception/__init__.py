@@ -12,11 +12,14 @@ from isocloth.perception.dgli import (
     inverse_cube_integral,
     polyline_gli,
     segment_gli,
+    sequence_coordinates,
     sheet_segments,
     tetrahedron_volume,
 )
-from isocloth.perception.metrics import classify, davies_bouldin, distance_matrix, spearman_distance
+from isocloth.perception.metrics import (classify, davies_bouldin, distance_matrix, spearman_distance,
+                                        spearman_distance_matrix)
 
 __all__ = ["DEFAULT_CLIP", "classify", "cloth_coordinates", "coordinate_matrix", "corner_adjacent_segments",
            "davies_bouldin", "dgli", "directional_derivative", "distance_matrix", "inverse_cube_integral", "polyline_gli",
-           "segment_gli", "sheet_segments", "spearman_distance", "tetrahedron_volume"]
+           "segment_gli", "sequence_coordinates", "sheet_segments", "spearman_distance", "spearman_distance_matrix",
+           "tetrahedron_volume"]

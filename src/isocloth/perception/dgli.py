@@ -22,13 +22,11 @@ clipped.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 __all__ = ["DEFAULT_CLIP", "cloth_coordinates", "coordinate_matrix", "corner_adjacent_segments",
-           "dgli", "directional_derivative", "inverse_cube_integral", "polyline_gli", "segment_gli", "sheet_segments",
-           "tetrahedron_volume"]
+           "dgli", "directional_derivative", "inverse_cube_integral", "polyline_gli", "segment_gli", "sequence_coordinates",
+           "sheet_segments", "tetrahedron_volume"]
 
 DEFAULT_CLIP = 100.0
 """|dGLI| [1/m] clipped at this value (Remark 7.3.3 clips nearly intersecting segments without giving
@@ -94,50 +92,50 @@ def polyline_gli(P, Q) -> float:
     return float(segment_gli(P[i], P[i + 1], Q[j], Q[j + 1]).sum())
 
 
-def _inner_scalar(s, w0, w1, w2, m0, m1, m2, d0, d1, d2) -> float:
-    """∫₀¹ dt / ‖w + t d‖³ for w = (w0, w1, w2) + s (m0, m1, m2) and d = CD, in closed form: with
-    Q(t) = α t² + β t + γ (α = ‖d‖², β = 2 w·d, γ = ‖w‖²) and Δ = 4αγ − β² = 4‖d × w‖², the
-    antiderivative is 2(2αt + β) / (Δ √Q); on the line of d (Δ = 0) it is −(t − t₀) / (2 α^{3/2}
-    |t − t₀|³). Plain floats: the integrand of ``scipy.integrate.quad``, called thousands of times;
-    +inf where the segments meet."""
-    x, y, z = w0 + s * m0, w1 + s * m1, w2 + s * m2
-    a = d0 * d0 + d1 * d1 + d2 * d2
-    b = 2.0 * (x * d0 + y * d1 + z * d2)
-    c = x * x + y * y + z * z
-    if a == 0.0:  # CD is a point
-        return c ** -1.5 if c > 0.0 else math.inf
-    if c == 0.0 or a + b + c <= 0.0:  # the point is C or D
-        return math.inf
-    cx, cy, cz = d1 * z - d2 * y, d2 * x - d0 * z, d0 * y - d1 * x
-    delta = 4.0 * (cx * cx + cy * cy + cz * cz)
-    if delta > 1e-14 * a * c:
-        return 2.0 * ((2.0 * a + b) / math.sqrt(a + b + c) - b / math.sqrt(c)) / delta
-    t0 = -b / (2.0 * a)
-    if 0.0 <= t0 <= 1.0:
-        return math.inf  # the point lies on the other segment
-    return -((1.0 - t0) / abs(1.0 - t0) ** 3 - (-t0) / abs(t0) ** 3) / (2.0 * a ** 1.5)
+_GAUSS = {q: ((x + 1.0) / 2.0, w / 2.0) for q, (x, w) in
+          ((q, np.polynomial.legendre.leggauss(q)) for q in (48, 96))}
+"""Gauss–Legendre nodes and weights on [0, 1] of the outer integral (48 and 96 points)."""
+
+INVERSE_CUBE_RTOL = 1e-11
+"""Relative agreement of the 48- and 96-point rules below which :func:`inverse_cube_integral` takes
+the 96-point value; pairs above it (nearly touching segments) are integrated adaptively."""
 
 
 def inverse_cube_integral(A, B, C, D) -> np.ndarray:
     """ℐ = (1/4π) ∫₀¹∫₀¹ ds dt / ‖C + t CD − A − s AB‖³ (k,) [1/m³] of eq. 7.5: the inner integral
-    in closed form (:func:`_inner_scalar`), the outer one adaptive (relative
-    accuracy 1e-12, ``scipy.integrate.quad``), so that close segments are resolved; +inf for
-    segments that meet (they share a point). 𝒢 = 𝒱·ℐ."""
+    in closed form (``_dgli_kernels.inner_at``: with Q(t) = α t² + β t + γ and Δ = 4αγ − β² the
+    antiderivative 2(2αt + β) / (Δ √Q), or its limit on the line of the other segment), the outer one by Gauss–Legendre rules of 48 and 96 points
+    for all pairs at once; where the two differ by more than ``INVERSE_CUBE_RTOL`` (nearly collinear
+    segments, whose closed form cancels) the 48² and 96² product rules; where those differ too (close
+    segments) adaptively (relative accuracy 1e-12, ``scipy.integrate.quad``); +inf for segments that
+    meet (they share a point). 𝒢 = 𝒱·ℐ."""
     import warnings
 
     from scipy import integrate
 
+    from isocloth.perception._dgli_kernels import inner_at, outer_rule, product_rule, two_rules
     from isocloth.perception.baselines import segment_distance
 
     A, B, C, D = _points(A, B, C, D)
     out = np.full(A.shape[0], np.inf)  # segments that meet: ℐ diverges
     scale = np.maximum(np.linalg.norm(B - A, axis=1), np.linalg.norm(D - C, axis=1))
-    apart = segment_distance(A, B, C, D) > 1e-12 * np.maximum(scale, 1e-300)
+    apart = np.flatnonzero(segment_distance(A, B, C, D) > 1e-12 * np.maximum(scale, 1e-300))
+    w, m, d = C[apart] - A[apart], A[apart] - B[apart], D[apart] - C[apart]
+    coarse, fine = two_rules(outer_rule, w, m, d, _GAUSS[48], _GAUSS[96])
+    out[apart] = fine
+    hard = ~(np.abs(fine - coarse) <= INVERSE_CUBE_RTOL * np.abs(fine))
+    if hard.any():
+        # (nearly) collinear segments, where the closed form of the inner integral cancels: both integrals
+        # by the product rules (fixed nodes, so that ℐ(ε) − ℐ of dgli is a difference of one smooth rule)
+        coarse2, fine2 = two_rules(product_rule, w[hard], m[hard], d[hard], _GAUSS[48], _GAUSS[96])
+        out[apart[hard]] = fine2
+        hard[hard] = ~(np.abs(fine2 - coarse2) <= INVERSE_CUBE_RTOL * np.abs(fine2))
+    hard = apart[hard]
     with warnings.catch_warnings():
         # nearly intersecting segments: ℐ ~ 1/distance², reached only to a few digits (clipped by dgli)
         warnings.simplefilter("ignore", integrate.IntegrationWarning)
-        for k in np.flatnonzero(apart):
-            out[k] = integrate.quad(_inner_scalar, 0.0, 1.0, args=tuple((C[k] - A[k]).tolist() + (A[k] - B[k]).tolist()
+        for k in hard:
+            out[k] = integrate.quad(inner_at, 0.0, 1.0, args=tuple((C[k] - A[k]).tolist() + (A[k] - B[k]).tolist()
                                                                         + (D[k] - C[k]).tolist()),
                                     epsabs=0.0, epsrel=1e-12, limit=400)[0]
     return out / (4.0 * np.pi)
@@ -255,6 +253,25 @@ def cloth_coordinates(x, segments, *, epsilon: float = 1e-8, clip: float | None 
         raise ValueError(f"segments must be (m ≥ 2, 2) node indices below {x.shape[0]}, got shape {seg.shape}")
     i, j = np.triu_indices(seg.shape[0], k=1)
     return dgli(x[seg[i, 0]], x[seg[i, 1]], x[seg[j, 0]], x[seg[j, 1]], epsilon=epsilon, clip=clip)
+
+
+def sequence_coordinates(positions, segments, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP) -> np.ndarray:
+    """:func:`cloth_coordinates` of every frame of positions (F, n, 3) float64 [m]: (F, m(m − 1)/2)
+    float64 [1/m].
+
+    Raises
+    ------
+    ValueError
+        If positions is not (F, n, 3) or the segments do not fit it (see :func:`cloth_coordinates`).
+    """
+    P = np.asarray(positions, dtype=np.float64)
+    if P.ndim != 3 or P.shape[2] != 3:
+        raise ValueError(f"positions must be (F, n, 3), got shape {P.shape}")
+    m = np.asarray(segments).shape[0]
+    out = np.empty((P.shape[0], m * (m - 1) // 2))
+    for f in range(P.shape[0]):
+        out[f] = cloth_coordinates(P[f], segments, epsilon=epsilon, clip=clip)
+    return out
 
 
 def coordinate_matrix(coordinates, m: int | None = None) -> np.ndarray:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from scipy import stats
 
-__all__ = ["classify", "davies_bouldin", "distance_matrix", "spearman_distance"]
+__all__ = ["classify", "davies_bouldin", "distance_matrix", "spearman_distance", "spearman_distance_matrix"]
 
 
 def spearman_distance(x, y) -> float:
@@ -32,10 +32,40 @@ def spearman_distance(x, y) -> float:
     return float(1.0 - stats.spearmanr(x, y).statistic)
 
 
+def spearman_distance_matrix(samples) -> np.ndarray:
+    """:func:`spearman_distance` between every two rows of samples (s, d ≥ 2) as one (s, s) float64
+    matrix (zero diagonal): the rows ranked once (average ranks of ties, as scipy.stats.spearmanr),
+    their Pearson correlations in one matrix product. Rows without a ranking (constant) are at
+    distance 1 from every other row.
+
+    Raises
+    ------
+    ValueError
+        If samples is not two-dimensional with at least two columns.
+    """
+    X = np.asarray(samples, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] < 2:
+        raise ValueError(f"samples must be (s, d ≥ 2), got shape {X.shape}")
+    R = stats.rankdata(X, axis=1)
+    R -= R.mean(axis=1, keepdims=True)
+    norm = np.linalg.norm(R, axis=1)
+    ranked = np.ptp(X, axis=1) > 0
+    U = np.zeros_like(R)
+    U[ranked] = R[ranked] / norm[ranked, None]
+    D = 1.0 - np.clip(U @ U.T, -1.0, 1.0)
+    D[~ranked, :] = 1.0
+    D[:, ~ranked] = 1.0
+    np.fill_diagonal(D, 0.0)
+    return D
+
+
 def distance_matrix(samples, distance: Callable = spearman_distance) -> np.ndarray:
     """The symmetric (s, s) float64 matrix of ``distance`` between the rows of samples (s, d)
-    (the thesis' confusion matrices, §7.4.1)."""
+    (the thesis' confusion matrices, §7.4.1); Spearman's distance through
+    :func:`spearman_distance_matrix`."""
     X = np.asarray(samples, dtype=np.float64)
+    if distance is spearman_distance:
+        return spearman_distance_matrix(X)
     s = X.shape[0]
     out = np.zeros((s, s))
     for i in range(s):

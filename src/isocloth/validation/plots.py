@@ -19,21 +19,13 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from isocloth.io.atomic import atomic_path
+from isocloth.viz.figures import save_figure
 
 __all__ = ["plot_error_curves", "plot_sensitivity", "render_replay_video", "contact_intervals", "STICK_COLOR"]
 
 STICK_COLOR = "#8b4513"  # the stick in replay videos (saddle brown)
 
 _LABELS = {"delta": "δ [kg/m²]", "alpha": "α [kg/(m²·s)]", "mu": "μ"}
-
-
-def _save(fig: Figure, path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    FigureCanvasAgg(fig)
-    with atomic_path(path) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=110)
-    return path
 
 
 def contact_intervals(times: np.ndarray, contact: np.ndarray) -> list[tuple[float, float]]:
@@ -83,7 +75,7 @@ def plot_error_curves(curves: dict, path, *, contact: list | None = None, title:
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def plot_sensitivity(scan: dict, path, *, title: str = "") -> Path:
@@ -126,7 +118,7 @@ def plot_sensitivity(scan: dict, path, *, title: str = "") -> Path:
     if title:
         ax.set_title(title)
     fig.tight_layout()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _grid_segments(shape: tuple[int, int]) -> np.ndarray:

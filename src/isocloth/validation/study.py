@@ -234,7 +234,7 @@ def pairwise_corner_distances(rows: list[dict]) -> dict:
 def plot_study(kind: str, rows: list[dict], path) -> Path:
     """The study's plot (PNG): DC vs nodes per κ with the extrapolated DC (cusick), or the free
     corner's height and the centre of mass per mesh and seed (locking)."""
-    from isocloth.validation.plots import _save
+    from isocloth.viz.figures import save_figure
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(6.4, 4.2))
@@ -256,4 +256,4 @@ def plot_study(kind: str, rows: list[dict], path) -> Path:
     ax.set_title("Cusick drape vs mesh (thesis §2.7.2)" if kind == "cusick" else "Locking test (thesis §2.7.1)")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=7)
-    return _save(fig, path)
+    return save_figure(fig, path)
