@@ -295,10 +295,22 @@ def check(run_folder: Path = typer.Argument(..., help="a run folder written by '
 
 # ------------------------------------------------------------------ validation: synth, fit, compare
 @app.command()
-def dgli(run_folder: Path = typer.Argument(..., help="a run folder written by 'isocloth run' (a rectangular sheet)"),
-         out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default: the run folder)")) -> None:
-    """dGLI cloth coordinates of every saved frame (Coltraro et al., thesis §7.3) and the frames x frames
-    Spearman distance matrix (§7.4.1): dgli.csv, dgli.npz and dgli_distances.png."""
+def dgli(run_folder: Optional[Path] = typer.Argument(None, help="a run folder written by 'isocloth run' (a rectangular sheet)"),
+         out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default: the run folder)"),
+         database: Optional[Path] = typer.Option(None, "--database", help="build (or complete) the folding database "
+                                                 "of thesis §7.4.2 and its three sequences in this folder and print "
+                                                 "the comparison of representations of Table 7.1"),
+         samples: int = typer.Option(10, "--samples", min=1, help="samples per class of the database"),
+         workers: int = typer.Option(1, "--workers", min=1, help="processes that simulate database samples"),
+         nodes: int = typer.Option(20, "--nodes", min=6, help="nodes per side of the simulated sheet (thesis: 20)")) -> None:
+    """dGLI cloth coordinates of every saved frame of a run (Coltraro et al., thesis §7.3) and the frames x
+    frames Spearman distance matrix (§7.4.1): dgli.csv, dgli.npz and dgli_distances.png. With --database:
+    the simulated folding database and sequences (§7.4.1-7.4.2) and the Davies-Bouldin index of five
+    shape representations on them (§7.4.3, Table 7.1), with their distance matrices as images."""
+    if (run_folder is None) == (database is None):
+        _fail("give a run folder, or --database DIR (not both)")
+    if database is not None:
+        return _dgli_database(database, samples, workers, nodes)
     from isocloth.perception.sequence import write_run_coordinates
 
     try:
@@ -314,6 +326,27 @@ def dgli(run_folder: Path = typer.Argument(..., help="a run folder written by 'i
     far = float(D.max()) if D.size else 0.0
     typer.echo(f"{frames} frames, 28 coordinates each; largest Spearman distance between two frames {far:.2f}")
     typer.echo(f"  results: {paths['csv']}, {paths['npz']}, {paths['png']}")
+
+
+def _dgli_database(folder: Path, samples: int, workers: int, nodes: int) -> None:
+    from isocloth.perception.comparison import THESIS_TABLE, compare_folder
+
+    try:
+        table, written = compare_folder(folder, samples=samples, workers=workers, nodes=nodes, progress=True)
+    except ValueError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write the database: {exc}; choose another folder")
+    sets = list(next(iter(table.values())))
+    typer.echo("Davies-Bouldin index (smaller is better; thesis Table 7.1 in brackets)")
+    typer.echo(f"{'':<10}" + "".join(f"{s:>26}" for s in sets))
+    for rep, row in table.items():
+        cells = []
+        for s in sets:
+            ref = THESIS_TABLE.get(rep, {}).get(s)
+            cells.append(f"{row[s]:.2f}" + (f" ({ref:.2f})" if ref is not None else ""))
+        typer.echo(f"{rep:<10}" + "".join(f"{c:>26}" for c in cells))
+    typer.echo(f"  results: {written['table']}, {written['classes']}; distance matrices in {written['matrices']}")
 
 
 def _parse_pair(text: str, what: str, sep: str = "x") -> tuple:

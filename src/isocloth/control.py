@@ -122,7 +122,8 @@ class TrajectoryWaypoints(Trajectory):
     ----------
     times : (w,) float64 [s], strictly increasing.
     points : (w, 3) float64 [m], displacements at those times (the first is usually 0).
-    interpolation : "linear" | "cubic" (C² natural cubic spline, scipy) | "smoothstep"
+    interpolation : "linear" | "cubic" (C² cubic spline with zero velocity at the
+        first and last waypoints, scipy's clamped ``CubicSpline``) | "smoothstep"
         (each segment eased with 3s² − 2s³, zero velocity at every waypoint).
     Outside [times[0], times[-1]] the end values are held.
     """

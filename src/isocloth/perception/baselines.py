@@ -5,6 +5,7 @@ centring and a rigid alignment (Kabsch, ``scipy.spatial.transform.Rotation.align
 
 from __future__ import annotations
 
+import numba as nb
 import numpy as np
 from scipy.spatial.distance import directed_hausdorff, pdist
 from scipy.spatial.transform import Rotation
@@ -59,19 +60,28 @@ def aligned(P, Q) -> tuple[np.ndarray, np.ndarray]:
     return P, rot.apply(Q)
 
 
+@nb.njit(cache=True)
+def _frechet_table(d: np.ndarray) -> float:
+    """The coupling table of the discrete Fréchet distance (Eiter & Mannila 1994) for the point
+    distances d (p, q); returns its last entry."""
+    p, q = d.shape
+    c = np.empty_like(d)
+    c[0, 0] = d[0, 0]
+    for i in range(1, p):
+        c[i, 0] = max(c[i - 1, 0], d[i, 0])
+    for j in range(1, q):
+        c[0, j] = max(c[0, j - 1], d[0, j])
+    for i in range(1, p):
+        for j in range(1, q):
+            c[i, j] = max(min(c[i - 1, j], c[i - 1, j - 1], c[i, j - 1]), d[i, j])
+    return c[p - 1, q - 1]
+
+
 def boundary_frechet(P, Q) -> float:
     """Discrete Fréchet distance [m] between boundary curves P (p, 3) and Q (q, 3) after
     :func:`aligned` (needs p = q), by the dynamic programme of Eiter & Mannila (1994)."""
     P, Q = aligned(P, Q)
-    d = np.linalg.norm(P[:, None] - Q[None], axis=2)
-    c = np.empty_like(d)
-    c[0, 0] = d[0, 0]
-    c[1:, 0] = np.maximum.accumulate(d[1:, 0].clip(min=d[0, 0]))
-    c[0, 1:] = np.maximum.accumulate(d[0, 1:].clip(min=d[0, 0]))
-    for i in range(1, d.shape[0]):
-        for j in range(1, d.shape[1]):
-            c[i, j] = max(min(c[i - 1, j], c[i - 1, j - 1], c[i, j - 1]), d[i, j])
-    return float(c[-1, -1])
+    return float(_frechet_table(np.linalg.norm(P[:, None] - Q[None], axis=2)))
 
 
 def boundary_hausdorff(P, Q) -> float:
