@@ -8,7 +8,7 @@ import pytest
 from isocloth.contact.intersection import face_intersections
 from isocloth.mesh.generators import rectangle
 from isocloth.perception.comparison import SEQUENCE_COLUMNS, stored_database, stored_sequences
-from isocloth.perception.database import REPRESENTATIONS, representation_table
+from isocloth.perception.database import REPRESENTATIONS, class_medoids, representation_table
 from isocloth.perception.dgli import sequence_coordinates
 from isocloth.perception.metrics import classify, spearman_distance_matrix
 
@@ -44,15 +44,8 @@ def _representatives(db):
     """Thesis §7.4.4: per class, the sample closest to the class centre; here one per sub-class
     (the medoid in Spearman's distance of the dGLI coordinates)."""
     X = sequence_coordinates(db.x, db.segments)
-    D = spearman_distance_matrix(X)
-    reps = {}
-    for label in np.unique(db.labels):
-        rows = []
-        for sub in np.unique(db.subclasses[db.labels == label]):
-            m = np.flatnonzero((db.labels == label) & (db.subclasses == sub))
-            rows.append(X[m[np.argmin(D[np.ix_(m, m)].sum(axis=1))]])
-        reps[label] = np.array(rows)
-    return reps
+    _, medoids = class_medoids(spearman_distance_matrix(X), np.char.add(db.labels, db.subclasses))
+    return {label: X[medoids[db.labels[medoids] == label]] for label in np.unique(db.labels)}
 
 
 def test_the_nearest_representative_classifier_labels_held_out_samples(db, heldout):

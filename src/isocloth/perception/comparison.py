@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
-from isocloth.perception.database import (REPRESENTATIONS, build_database, load_database, representation_distances,
-                                          representation_table)
+from isocloth.perception.database import (REPRESENTATIONS, build_database, class_medoids, load_database,
+                                          representation_distances, representation_index)
 from isocloth.perception.folding import NODES, SEQUENCES, simulate_sequence
 
 __all__ = ["SEQUENCE_COLUMNS", "STORED", "THESIS_TABLE", "build_sequences", "compare_folder", "load_sequence",
@@ -94,21 +94,21 @@ def compare_folder(folder, *, samples: int = 10, workers: int = 1, nodes: int = 
         seq = load_sequence(path)
         sets[SEQUENCE_COLUMNS[name]] = (seq["x"], seq["stages"])
         times[SEQUENCE_COLUMNS[name]] = seq["times"]
-    table = representation_table(sets, db.segments, db.corners, db.boundary)
     matrices = folder / "matrices"
+    table, classes = {}, None
     for rep in REPRESENTATIONS:
+        table[rep] = {}
+        label = "Spearman distance" if rep in ("dGLI", "Edges", "Corners") else "distance [m]"
         for column, (x, labels) in sets.items():
-            D, _ = representation_distances(rep, x, db.segments, db.corners, db.boundary)
+            D, v = representation_distances(rep, x, db.segments, db.corners, db.boundary)
+            table[rep][column] = representation_index(D, v, labels)
             slug = f"{column.replace(' ', '-').lower()}-{rep.lower()}.png"
-            title = f"{rep}, {column}"
             if column == "Database":
-                plot_class_distance_matrix(D, labels, matrices / slug, title=title,
-                                           label="Spearman distance" if rep in ("dGLI", "Edges", "Corners")
-                                           else "distance [m]")
+                plot_class_distance_matrix(D, labels, matrices / slug, title=f"{rep}, {column}", label=label)
+                if rep == "dGLI":
+                    classes = class_medoids(D, labels)
             else:
-                plot_distance_matrix(D, times[column], matrices / slug, title=title,
-                                     label="Spearman distance" if rep in ("dGLI", "Edges", "Corners")
-                                     else "distance [m]")
+                plot_distance_matrix(D, times[column], matrices / slug, title=f"{rep}, {column}", label=label)
     text = io.StringIO()
     w = csv.writer(text)
     columns = list(sets)
@@ -119,12 +119,10 @@ def compare_folder(folder, *, samples: int = 10, workers: int = 1, nodes: int = 
     atomic_write_text(folder / "table.json", json.dumps({"table": table, "thesis": THESIS_TABLE,
                                                          "samples": int(db.labels.size),
                                                          "nodes": int(db.x.shape[1])}, indent=2))
-    dgli, _ = representation_distances("dGLI", db.x, db.segments, db.corners, db.boundary)
-    labels = np.unique(db.labels)
-    medoids = [m[np.argmin(dgli[np.ix_(m, m)].sum(axis=1))] for m in (np.flatnonzero(db.labels == c) for c in labels)]
-    classes = plot_states_and_coordinates(db.x[medoids], [f"class {c}" for c in labels], db.boundary, db.segments,
-                                          folder / "classes.png")
-    return table, {"table": folder / "table.csv", "matrices": matrices, "classes": classes}
+    names, medoids = classes
+    image = plot_states_and_coordinates(db.x[medoids], [f"class {c}" for c in names], db.boundary, db.segments,
+                                        folder / "classes.png")
+    return table, {"table": folder / "table.csv", "matrices": matrices, "classes": image}
 
 
 STORED = Path(__file__).resolve().parents[1] / "data" / "perception"

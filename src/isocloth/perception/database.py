@@ -19,8 +19,8 @@ import numpy as np
 
 from isocloth.perception.folding import FOLD_CLASSES, NODES, FoldSample, simulate_sample
 
-__all__ = ["FoldDatabase", "REPRESENTATIONS", "build_database", "davies_bouldin_medoids", "draw_sample",
-           "load_database", "representation_distances", "representation_table"]
+__all__ = ["FoldDatabase", "REPRESENTATIONS", "build_database", "class_medoids", "davies_bouldin_medoids",
+           "draw_sample", "load_database", "representation_distances", "representation_index", "representation_table"]
 
 ATTEMPTS = 3
 """Draws tried per sample until its final state is free of intersecting faces."""
@@ -245,11 +245,19 @@ def representation_distances(name: str, x, segments, corners, boundary) -> tuple
     return D, None
 
 
+def class_medoids(D, labels) -> tuple[np.ndarray, np.ndarray]:
+    """(classes (c,), medoids (c,) int64): for each label of ``labels`` (s,) in sorted order, the index of
+    the member with the smallest summed distance D (s, s) to the other members."""
+    labels = np.asarray(labels)
+    classes = np.unique(labels)
+    members = [np.flatnonzero(labels == c) for c in classes]
+    return classes, np.array([m[np.argmin(D[np.ix_(m, m)].sum(axis=1))] for m in members], dtype=np.int64)
+
+
 def davies_bouldin_medoids(D, labels) -> float:
     """Davies–Bouldin index (thesis eq. 7.10) from a distance matrix D (s, s): each class's centre is
-    its medoid (the member with the smallest summed distance to the others), σ_i the mean distance of
-    its members to it — for representations compared by a distance between curves, where a mean
-    is not defined.
+    its medoid (:func:`class_medoids`), σ_i the mean distance of its members to it — for
+    representations compared by a distance between curves, where a mean is not defined.
 
     Raises
     ------
@@ -260,12 +268,10 @@ def davies_bouldin_medoids(D, labels) -> float:
     labels = np.asarray(labels)
     if D.shape != (labels.size, labels.size):
         raise ValueError(f"distance matrix {D.shape} for {labels.size} labels")
-    classes = np.unique(labels)
+    classes, medoid = class_medoids(D, labels)
     if classes.size < 2:
         raise ValueError("the Davies–Bouldin index needs at least two classes")
-    members = [np.flatnonzero(labels == c) for c in classes]
-    medoid = np.array([m[np.argmin(D[np.ix_(m, m)].sum(axis=1))] for m in members])
-    sigma = np.array([D[m, c].mean() for m, c in zip(members, medoid)])
+    sigma = np.array([D[labels == c, m].mean() for c, m in zip(classes, medoid)])
     apart = D[np.ix_(medoid, medoid)]
     off = ~np.eye(classes.size, dtype=bool)
     if not (apart[off] > 0).all():
@@ -274,24 +280,26 @@ def davies_bouldin_medoids(D, labels) -> float:
     return float(ratio.max(axis=1).mean())
 
 
-def representation_table(sets: dict, segments, corners, boundary) -> dict:
-    """{representation: {set name: Davies–Bouldin index}} for ``sets`` = {name: (x (s, n, 3), labels
-    (s,))}: the mean-centroid index of :func:`~isocloth.perception.metrics.davies_bouldin` on the
-    feature vectors (dGLI, Edges, Corners; Spearman's distance) and :func:`davies_bouldin_medoids` on
-    the curve distances (Fréchet, Hausdorff), as thesis Table 7.1. Where two classes' centres
-    coincide in a representation (it cannot tell them apart) the index is infinite."""
+def representation_index(D, vectors, labels) -> float:
+    """The Davies–Bouldin index of Table 7.1 of one representation: class means of the feature
+    vectors (s, d) (:func:`~isocloth.perception.metrics.davies_bouldin`, Spearman's distance) when
+    there are vectors, else class medoids of the distances D (s, s) (:func:`davies_bouldin_medoids`);
+    infinite where two class centres coincide (the representation cannot tell them apart)."""
     from isocloth.perception.metrics import davies_bouldin
 
-    table = {}
-    for name in REPRESENTATIONS:
-        table[name] = {}
-        for set_name, (x, labels) in sets.items():
-            D, v = representation_distances(name, x, segments, corners, boundary)
-            try:
-                index = davies_bouldin(v, labels) if v is not None else davies_bouldin_medoids(D, labels)
-            except ValueError as exc:
-                if "distance 0" not in str(exc) and "medoid" not in str(exc):
-                    raise
-                index = float("inf")
-            table[name][set_name] = index
-    return table
+    try:
+        return davies_bouldin(vectors, labels) if vectors is not None else davies_bouldin_medoids(D, labels)
+    except ValueError as exc:
+        if "distance 0" not in str(exc):
+            raise
+        return float("inf")
+
+
+def representation_table(sets: dict, segments, corners, boundary) -> dict:
+    """{representation: {set name: Davies–Bouldin index}} for ``sets`` = {name: (x (s, n, 3), labels
+    (s,))}: :func:`representation_index` of every representation of :data:`REPRESENTATIONS` on every
+    set, as thesis Table 7.1."""
+    return {name: {set_name: representation_index(*representation_distances(name, x, segments, corners, boundary),
+                                                  labels)
+                   for set_name, (x, labels) in sets.items()}
+            for name in REPRESENTATIONS}
