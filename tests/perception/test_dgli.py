@@ -7,7 +7,7 @@ from scipy.spatial.transform import Rotation
 
 from isocloth.mesh.generators import rectangle
 from isocloth.perception import (classify, cloth_coordinates, coordinate_matrix, davies_bouldin, dgli,
-                                 directional_derivative, distance_matrix, polyline_gli, segment_gli, sheet_segments,
+                                 directional_derivative, distance_matrix, inverse_cube_integral, polyline_gli, segment_gli, sheet_segments,
                                  spearman_distance)
 from isocloth.perception.baselines import (boundary_frechet, boundary_hausdorff, corner_distances, edge_distances,
                                            segment_distance)
@@ -71,13 +71,26 @@ def test_dgli_is_the_exact_directional_derivative_also_for_flat_segments():
     flat = configs[-1]
     expected = -0.0112351499  # ∂𝒱·ℐ at coplanarity, ℐ by adaptive double integration (independent of the code)
     assert dgli(*flat)[0] == pytest.approx(expected, rel=1e-7)
+    # ... and by the quadrature of eq. 7.5 (inverse_cube_integral), which also gives 𝒢 = 𝒱·ℐ off the plane
+    A, B, C, D = flat
+    dV = (C - A) @ np.cross(D - C, E3) + (C - A) @ np.cross(E3, B - A)
+    assert dgli(*flat)[0] == pytest.approx(dV * inverse_cube_integral(A, B, C, D)[0], rel=1e-5)
+    for A, B, C, D in configs[:-1]:
+        V = (C - A) @ np.cross(D - C, B - A)
+        assert V * inverse_cube_integral(A, B, C, D)[0] == pytest.approx(segment_gli(A, B, C, D)[0], rel=1e-9)
 
 
 def test_dgli_is_clipped_for_nearly_intersecting_segments():
-    # CD passes 0.1 µm above AB, near B and near C: moving B and D up brings them through each other
+    # CD passes 0.1 µm above AB, near B and near C: 𝒢 is close to −1/2 but its derivative stays of order 1/length,
+    # -2.39766370065013764 by the arcsin form (eq. 7.3) in 50-digit arithmetic (mpmath, central difference h = 1e-12)
     A, B, C, D = (np.array(p, float) for p in ([-1, 0, 0], [1, 0, 0], [0.9, -0.1, 1e-7], [0.9, 0.9, 1e-7]))
-    assert abs(dgli(A, B, C, D, clip=None)[0]) > 1e3
-    assert abs(dgli(A, B, C, D)[0]) == 100.0
+    assert dgli(A, B, C, D, clip=None)[0] == pytest.approx(-2.39766370065013764, rel=1e-8)
+    # an end point 0.1 mm from the other segment: dGLI grows as 1/distance and is clipped (Remark 7.3.3)
+    C = B + 1e-4 * np.array([0.7, -0.3, 0.5])
+    D = C + [0.2, 1.0, 0.1]
+    assert dgli(A, B, C, D, clip=None)[0] > 500.0
+    assert dgli(A, B, C, D)[0] == 100.0 and dgli(A, B, C, D, clip=5.0)[0] == 5.0
+    assert dgli(A, A + 1.0, A, D)[0] == 100.0  # segments that meet
     with pytest.raises(ValueError, match="epsilon"):
         dgli(A, B, C, D, epsilon=0.0)
 

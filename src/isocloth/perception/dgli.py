@@ -13,11 +13,14 @@ without which dGLI could not change sign). Equivalently (eq. 7.5) 𝒢 = 𝒱·�
 
 dGLI of two segments (Definition 14, eq. 7.7): the derivative of 𝒢 when B and D move along e3 = +z,
 the one-sided difference [𝒢(A, B + εe3, C, D + εe3) − 𝒢(A, B, C, D)] / ε with ε = 1e-8 (Remark
-7.3.2). It is evaluated on the form 𝒱·ℐ, whose 𝒱 is a polynomial in ε and whose ℐ is smooth: the
-arcsin form loses every digit at coplanar segments (cloth lying flat), where its arguments are ±1.
-ℐ is integrated in closed form along one segment and adaptively along the other; nearly
-intersecting segments make it, and dGLI, very large (Remark 7.3.3): values beyond ±``clip`` are
-clipped.
+7.3.2). It is evaluated on a third closed form that stays well conditioned where the arcsin form
+loses every digit (coplanar segments: cloth lying flat, its arguments ±1): 𝒢 is the solid angle
+Ω / 4π of the parallelogram {C + t CD − A − s AB} seen from the origin, −(Ω₁ + Ω₂)/4π for its two
+triangles, each Ω = 2 atan2(N, D) (Van Oosterom & Strackee 1983), and the difference of 𝒢 is formed
+from the increments of N and D (``_dgli_kernels``), so that no digits cancel for any ε. Where the
+step would carry one segment through the other (closer than ε), 𝒢's jump by ±1 is not counted: the
+difference is taken on the continuous branch. An end point close to the other segment makes dGLI
+grow as 1/distance (Remark 7.3.3): values beyond ±``clip`` are clipped.
 """
 
 from __future__ import annotations
@@ -32,9 +35,6 @@ DEFAULT_CLIP = 100.0
 """|dGLI| [1/m] clipped at this value (Remark 7.3.3 clips nearly intersecting segments without giving
 the threshold; docs/design/perception.md). dGLI scales as 1/length: for cloth far smaller than a
 metre pass a larger ``clip`` (or None)."""
-
-E3 = np.array([0.0, 0.0, 1.0])
-
 
 def _points(*arrays) -> list[np.ndarray]:
     out = [np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in arrays]
@@ -141,25 +141,29 @@ def inverse_cube_integral(A, B, C, D) -> np.ndarray:
     return out / (4.0 * np.pi)
 
 
-def _volume_derivative(A, B, C, D, vA, vB, vC, vD) -> np.ndarray:
-    """∂_v𝒱 (k,): 𝒱 = AC·[CD × AB] is trilinear in AC, CD, AB."""
-    AB, CD, AC = B - A, D - C, C - A
-    dAB, dCD, dAC = vB - vA, vD - vC, vC - vA
-    return (np.einsum("kd,kd->k", dAC, np.cross(CD, AB)) + np.einsum("kd,kd->k", AC, np.cross(dCD, AB))
-            + np.einsum("kd,kd->k", AC, np.cross(CD, dAB)))
-
-
-def directional_derivative(A, B, C, D, vA, vB, vC, vD, step: float = 1e-6) -> np.ndarray:
+def directional_derivative(A, B, C, D, vA, vB, vC, vD) -> np.ndarray:
     """∂_v𝒢 (k,) float64 [1/m] (Definition 13): the derivative of the segment GLI when the points
-    move along v = (vA, vB, vC, vD) (each (3,) or (k, 3)), on 𝒢 = 𝒱·ℐ: ∂_v𝒱·ℐ + 𝒱·∂_vℐ, with ∂_v𝒱
-    exact and ∂_vℐ a central difference of :func:`inverse_cube_integral` with ``step`` [m] times
-    the largest segment length."""
-    A, B, C, D, vA, vB, vC, vD = _points(A, B, C, D, vA, vB, vC, vD)
-    h = step * max(float(np.linalg.norm(B - A, axis=1).max()), float(np.linalg.norm(D - C, axis=1).max()), 1e-300)
-    V, I = tetrahedron_volume(A, B, C, D), inverse_cube_integral(A, B, C, D)
-    dI = (inverse_cube_integral(A + h * vA, B + h * vB, C + h * vC, D + h * vD)
-          - inverse_cube_integral(A - h * vA, B - h * vB, C - h * vC, D - h * vD)) / (2.0 * h)
-    return _volume_derivative(A, B, C, D, vA, vB, vC, vD) * I + V * dI
+    move along v = (vA, vB, vC, vD) (each (3,) or (k, 3), unit [m/m]), the exact derivative of the
+    solid-angle form (module docstring); +inf for segments that meet.
+
+    Raises
+    ------
+    ValueError
+        If the points or directions are not (3,) or (k, 3).
+    """
+    from isocloth.perception._dgli_kernels import gli_rates
+
+    pts = [np.ascontiguousarray(p) for p in _points(A, B, C, D, vA, vB, vC, vD)]
+    out = np.empty(pts[0].shape[0])
+    gli_rates(*pts, out)
+    return out
+
+
+def _check_step_and_clip(epsilon: float, clip: float | None) -> None:
+    if not epsilon > 0:
+        raise ValueError(f"epsilon must be > 0, got {epsilon}")
+    if clip is not None and not clip > 0:
+        raise ValueError(f"clip must be > 0 or None, got {clip}")
 
 
 def dgli(A, B, C, D, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP) -> np.ndarray:
@@ -174,20 +178,12 @@ def dgli(A, B, C, D, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP
     ValueError
         If ``epsilon`` ≤ 0, ``clip`` ≤ 0, or the points are not (3,) or (k, 3).
     """
-    if not epsilon > 0:
-        raise ValueError(f"epsilon must be > 0, got {epsilon}")
-    if clip is not None and not clip > 0:
-        raise ValueError(f"clip must be > 0 or None, got {clip}")
-    A, B, C, D = _points(A, B, C, D)
-    B1, D1 = B + epsilon * E3, D + epsilon * E3
-    V0, I0 = tetrahedron_volume(A, B, C, D), inverse_cube_integral(A, B, C, D)
-    I1 = inverse_cube_integral(A, B1, C, D1)
-    # 𝒱(ε) = 𝒱 + ε ∂𝒱 exactly (the ε² term holds e3 × e3 = 0): the difference quotient of 𝒱 is ∂𝒱
-    zero, up = np.zeros_like(A), np.broadcast_to(E3, A.shape)
-    dV = _volume_derivative(A, B, C, D, zero, up, zero, up)
-    with np.errstate(invalid="ignore"):
-        out = dV * I1 + V0 * (I1 - I0) / epsilon
-    out = np.where(np.isfinite(I0) & np.isfinite(I1), out, np.inf)  # segments that meet: beyond any clip
+    _check_step_and_clip(epsilon, clip)
+    from isocloth.perception._dgli_kernels import dgli_pairs
+
+    A, B, C, D = (np.ascontiguousarray(p) for p in _points(A, B, C, D))
+    out = np.empty(A.shape[0])
+    dgli_pairs(A, B, C, D, float(epsilon), out)
     return out if clip is None else np.clip(out, -clip, clip)
 
 
@@ -246,13 +242,9 @@ def cloth_coordinates(x, segments, *, epsilon: float = 1e-8, clip: float | None 
         If ``segments`` is not (m ≥ 2, 2) with valid node indices, or x is not (n, 3).
     """
     x = np.asarray(x, dtype=np.float64)
-    seg = np.asarray(segments, dtype=np.int64)
     if x.ndim != 2 or x.shape[1] != 3:
         raise ValueError(f"x must be (n, 3), got shape {x.shape}")
-    if seg.ndim != 2 or seg.shape[1] != 2 or seg.shape[0] < 2 or seg.min() < 0 or seg.max() >= x.shape[0]:
-        raise ValueError(f"segments must be (m ≥ 2, 2) node indices below {x.shape[0]}, got shape {seg.shape}")
-    i, j = np.triu_indices(seg.shape[0], k=1)
-    return dgli(x[seg[i, 0]], x[seg[i, 1]], x[seg[j, 0]], x[seg[j, 1]], epsilon=epsilon, clip=clip)
+    return sequence_coordinates(x[None], segments, epsilon=epsilon, clip=clip)[0]
 
 
 def sequence_coordinates(positions, segments, *, epsilon: float = 1e-8, clip: float | None = DEFAULT_CLIP) -> np.ndarray:
@@ -264,13 +256,20 @@ def sequence_coordinates(positions, segments, *, epsilon: float = 1e-8, clip: fl
     ValueError
         If positions is not (F, n, 3) or the segments do not fit it (see :func:`cloth_coordinates`).
     """
-    P = np.asarray(positions, dtype=np.float64)
+    from isocloth.perception._dgli_kernels import coordinates_frames
+
+    P = np.ascontiguousarray(positions, dtype=np.float64)
     if P.ndim != 3 or P.shape[2] != 3:
         raise ValueError(f"positions must be (F, n, 3), got shape {P.shape}")
-    m = np.asarray(segments).shape[0]
+    seg = np.ascontiguousarray(segments, dtype=np.int64)
+    if seg.ndim != 2 or seg.shape[1] != 2 or seg.shape[0] < 2 or seg.min() < 0 or seg.max() >= P.shape[1]:
+        raise ValueError(f"segments must be (m ≥ 2, 2) node indices below {P.shape[1]}, got shape {seg.shape}")
+    _check_step_and_clip(epsilon, clip)
+    if not np.isfinite(P[:, np.unique(seg)]).all():
+        raise ValueError("positions of the boundary segments hold NaN or Inf: the configuration is not a cloth state")
+    m = seg.shape[0]
     out = np.empty((P.shape[0], m * (m - 1) // 2))
-    for f in range(P.shape[0]):
-        out[f] = cloth_coordinates(P[f], segments, epsilon=epsilon, clip=clip)
+    coordinates_frames(P, seg, float(epsilon), 0.0 if clip is None else float(clip), out)
     return out
 
 
