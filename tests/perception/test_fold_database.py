@@ -40,24 +40,38 @@ def test_the_database_has_twelve_classes_of_intersection_free_samples(db, heldou
     assert (db.intersections == 0).all() and (heldout.intersections == 0).all()
 
 
-def _representatives(db):
-    """Thesis §7.4.4: per class, the sample closest to the class centre; here one per sub-class
-    (the medoid in Spearman's distance of the dGLI coordinates)."""
-    X = sequence_coordinates(db.x, db.segments)
-    _, medoids = class_medoids(spearman_distance_matrix(X), np.char.add(db.labels, db.subclasses))
+def _coordinates(db):
+    return sequence_coordinates(db.x, db.segments)
+
+
+def _medoids(db, X, groups):
+    """Thesis §7.4.4: the sample closest to the centre of each group (medoid in Spearman's distance of the
+    dGLI coordinates), as representatives of its class."""
+    _, medoids = class_medoids(spearman_distance_matrix(X), groups)
     return {label: X[medoids[db.labels[medoids] == label]] for label in np.unique(db.labels)}
 
 
-def test_the_nearest_representative_classifier_labels_held_out_samples(db, heldout):
-    """Twelve classes (chance: 8 %). The thesis' real images were labelled with one error; on these
-    coarse simulated folds the classifier reaches about 70 % (docs/perception.md), a floor here."""
-    reps = _representatives(db)
-    X = sequence_coordinates(heldout.x, heldout.segments)
+def _accuracy(reps, heldout):
+    X = _coordinates(heldout)
     predicted = np.array([classify(x, reps)[0] for x in X])
-    accuracy = float(np.mean(predicted == heldout.labels))
-    assert accuracy >= 0.65, list(zip(heldout.labels[predicted != heldout.labels], predicted[predicted != heldout.labels]))
-    # flat states are never taken for folded ones
+    wrong = predicted != heldout.labels
+    return float(np.mean(~wrong)), list(zip(heldout.labels[wrong], predicted[wrong])), predicted
+
+
+def test_the_nearest_representative_classifier_labels_held_out_samples(db, heldout):
+    """Twelve classes (chance: 8 %), 35 held-out samples drawn with another seed (docs/perception.md)."""
+    X = _coordinates(db)
+    # every database sample a representative (nearest neighbour): 32 of 35
+    accuracy, errors, _ = _accuracy({label: X[db.labels == label] for label in np.unique(db.labels)}, heldout)
+    assert accuracy >= 0.9, errors
+    # the thesis' representatives, one per class (the sample closest to the class centre): 28 of 35; one per sub-class
+    accuracy, errors, predicted = _accuracy(_medoids(db, X, db.labels), heldout)
+    assert accuracy >= 0.75, errors
+    accuracy, errors, _ = _accuracy(_medoids(db, X, np.char.add(db.labels, db.subclasses)), heldout)
+    assert accuracy >= 0.75, errors
+    # flat states are never taken for folded ones, nor dog-ears for flat ones
     assert not np.any((heldout.labels == "01") & (predicted != "01"))
+    assert not np.any((heldout.labels == "04") & (predicted == "01"))
 
 
 def test_the_dgli_separates_the_classes_better_than_edge_and_corner_distances(db):
