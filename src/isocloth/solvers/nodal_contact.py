@@ -1,0 +1,480 @@
+"""The primal nodal frictional contact solver of Li et al. 2018 (§4) and its dual baseline.
+
+One time step of a nodal system with contacts at mesh vertices is the discrete frictional contact
+problem (Li eq. 5)
+
+    A v + b = Jᵀ r,   u = J v + u_f,   (r_i, u_i) ∈ C_μi for every contact i,
+
+A (3m, 3m) the symmetric positive definite matrix of the linearised implicit step, v (m, 3) the
+end-of-step velocities, r the contact impulses and u the relative velocities in the contact frames
+(law C_μ: :mod:`isocloth.solvers.coulomb_local`). With one contact per vertex the contact Jacobian
+is part of a block-orthogonal matrix G (Li §4.2): G_ii = E_iᵀ, the contact frame's rows (normal
+first), for a vertex touching a body; the 1/√2 [[Eᵀ, −Eᵀ], [Eᵀ, Eᵀ]] block of Li eq. 9 for two
+vertices j, k in contact with each other (the relative velocity on j's row, the mean on k's, which
+stays unconstrained); the identity elsewhere. In the primal unknowns u = G v + u_f the problem reads
+
+    r = Ŵ u + d̂,   Ŵ = G A Gᵀ,   d̂ = G b − Ŵ u_f   (Li eq. 8),
+
+with Ŵ as sparse as A: the Delassus operator W = J A⁻¹ Jᵀ, dense, is never formed. It is solved by
+block Gauss–Seidel over the vertices (Li Algorithm 1): each contact vertex solves its local problem
+(Li eq. 11), each free vertex its 3 × 3 block; a vertex whose update changes u and r/w_i by less than
+the tolerance sleeps for a few sweeps (the authors' code's criterion; Li §4.3), a local failure
+halves the update, and the residual — the largest Fischer–Burmeister residual of the contacts and
+‖r_i‖/w_i of the free vertices [m/s], w_i = tr(Ŵ_ii)/3 [kg] — is evaluated every ``eval_every`` sweeps;
+the best iterate is kept. The contact's gap z_i at the start of the step and the thickness h enter
+u_f as (z_i − h)/δt on the normal (Li §4.2), moving bodies as −v_body.
+
+:func:`solve_dual` is the classical alternative the paper improves on: the Delassus operator
+assembled with one sparse factorization of A and 3c solves, then Gauss–Seidel over the contacts on
+u = W r + d, d = J v_free + u_f.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit
+
+from isocloth.solvers.coulomb_local import contact_residual, local_dual, local_primal
+
+__all__ = ["ContactSolution", "NodalContacts", "NodalProblem", "contact_frames", "delassus", "nodal_problem",
+           "solve_dual", "solve_primal"]
+
+
+@dataclass(frozen=True)
+class NodalContacts:
+    """Contacts at mesh vertices, at most one per vertex (Li §4.2; several contacts on a vertex need
+    the vertex duplication of Li §6).
+
+    Attributes
+    ----------
+    node : (c,) int64, the vertex j in contact
+    other : (c,) int64, the vertex k that j touches (self-contact), or −1 for a body
+    normal : (c, 3) float64, unit normal from the body (or k) towards j
+    gap : (c,) float64 [m], the distance z along the normal at the start of the step
+    body_velocity : (c, 3) float64 [m/s], the body's velocity at the contact (zeros for self-contact)
+    mu : (c,) float64, friction coefficients ≥ 0
+    """
+
+    node: np.ndarray
+    other: np.ndarray
+    normal: np.ndarray
+    gap: np.ndarray
+    body_velocity: np.ndarray
+    mu: np.ndarray
+
+    @classmethod
+    def of(cls, node, normal, gap, mu, *, other=None, body_velocity=None) -> "NodalContacts":
+        """Validated contacts from array-likes (``other`` default: all bodies; ``body_velocity``
+        default: resting bodies; a scalar ``mu`` applies to all).
+
+        Raises
+        ------
+        ValueError
+            If shapes disagree, a normal is not unit length, a value is not finite, μ < 0, a contact
+            pairs a vertex with itself, or a vertex carries more than one contact.
+        """
+        node = np.asarray(node, dtype=np.int64).ravel()
+        c = node.size
+        other = np.full(c, -1, dtype=np.int64) if other is None else np.asarray(other, dtype=np.int64).ravel()
+        normal = np.asarray(normal, dtype=np.float64).reshape(-1, 3) if c else np.zeros((0, 3))
+        gap = np.broadcast_to(np.asarray(gap, dtype=np.float64), (c,)).copy()
+        mu = np.broadcast_to(np.asarray(mu, dtype=np.float64), (c,)).copy()
+        vel = np.zeros((c, 3)) if body_velocity is None else np.asarray(body_velocity, dtype=np.float64).reshape(-1, 3)
+        if other.size != c or normal.shape[0] != c or vel.shape[0] != c:
+            raise ValueError(f"contacts disagree in number: {c} nodes, {other.size} others, {normal.shape[0]} normals, "
+                             f"{vel.shape[0]} body velocities")
+        if not all(np.isfinite(a).all() for a in (normal, gap, mu, vel)):
+            raise ValueError("contact normals, gaps, friction coefficients and body velocities must be finite")
+        if c and np.abs(np.linalg.norm(normal, axis=1) - 1.0).max() > 1e-9:
+            raise ValueError("contact normals must be unit vectors")
+        if (mu < 0).any():
+            raise ValueError(f"friction coefficients must be ≥ 0, got {mu.min()}")
+        if (node == other).any():
+            raise ValueError("a self-contact pairs a vertex with itself")
+        used = np.concatenate([node, other[other >= 0]])
+        if np.unique(used).size != used.size:
+            vals, counts = np.unique(used, return_counts=True)
+            raise ValueError(f"vertex {int(vals[counts > 1][0])} carries more than one contact: relocate and prune "
+                             "contacts to one per vertex (Li et al. 2018 §5.2) or duplicate the vertex (§6)")
+        return cls(node, other, normal, gap, vel, mu)
+
+
+def contact_frames(normals) -> np.ndarray:
+    """Orthonormal contact frames (c, 3, 3) float64, rows (n, t1, t2) = Eᵀ: t1 = n × a normalised,
+    a the coordinate axis least aligned with n, t2 = n × t1 (right-handed).
+
+    Raises
+    ------
+    ValueError
+        If normals is not (c, 3).
+    """
+    n = np.asarray(normals, dtype=np.float64)
+    if n.ndim != 2 or n.shape[1] != 3:
+        raise ValueError(f"normals must be (c, 3), got {n.shape}")
+    axis = np.zeros_like(n)
+    axis[np.arange(n.shape[0]), np.argmin(np.abs(n), axis=1)] = 1.0
+    t1 = np.cross(n, axis)
+    t1 /= np.linalg.norm(t1, axis=1, keepdims=True)
+    return np.stack([n, t1, np.cross(n, t1)], axis=1)
+
+
+@dataclass
+class NodalProblem:
+    """The primal problem r = Ŵ u + d̂ (Li eq. 8) of one step, with what the dual baseline needs.
+
+    Attributes
+    ----------
+    A : (3m, 3m) sparse csr, b : (3m,) — the implicit step A v + b = Jᵀ r
+    G : (3m, 3m) sparse csr, block orthogonal
+    W_indptr, W_indices, W_blocks : Ŵ = G A Gᵀ in block-sparse rows (3 × 3 blocks)
+    d : (m, 3) d̂ [N s]; u_f : (m, 3) [m/s]
+    mu : (m,) friction coefficient of each block's contact, −1 for unconstrained blocks
+    contact_block : (c,) block of each contact (its vertex j)
+    frames : (c, 3, 3) contact frames Eᵀ
+    """
+
+    A: sp.csr_matrix
+    b: np.ndarray
+    G: sp.csr_matrix
+    W_indptr: np.ndarray
+    W_indices: np.ndarray
+    W_blocks: np.ndarray
+    d: np.ndarray
+    u_f: np.ndarray
+    mu: np.ndarray
+    contact_block: np.ndarray
+    frames: np.ndarray
+
+    @property
+    def blocks(self) -> int:
+        return self.d.shape[0]
+
+
+def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float) -> NodalProblem:
+    """Assemble Li eq. 8 (and eq. 9 for self-contacts) for one step.
+
+    Parameters
+    ----------
+    A : (3m, 3m) sparse or dense float64, symmetric positive definite [kg]
+    b : (3m,) float64 [N s], so that A v + b = 0 without contact
+    contacts : :class:`NodalContacts`
+    dt : time step [s] > 0; thickness : contact thickness h [m] ≥ 0
+
+    Raises
+    ------
+    ValueError
+        If the shapes disagree, dt ≤ 0, thickness < 0, or a contact vertex is out of range.
+    """
+    A = sp.csr_matrix(A, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64).ravel()
+    n3 = A.shape[0]
+    if A.shape != (n3, n3) or n3 % 3 or b.size != n3 or not np.isfinite(b).all():
+        raise ValueError(f"A must be (3m, 3m) and b a finite (3m,) vector, got {A.shape} and {b.shape}")
+    if not dt > 0 or not thickness >= 0 or not math.isfinite(dt) or not math.isfinite(thickness):
+        raise ValueError(f"need dt > 0 and thickness ≥ 0, got dt={dt}, thickness={thickness}")
+    m = n3 // 3
+    c = contacts.node.size
+    if c and (contacts.node.max() >= m or contacts.node.min() < 0 or contacts.other.max() >= m):
+        raise ValueError(f"contact vertices must be below {m}")
+    E = contact_frames(contacts.normal)
+    blocks = np.repeat(np.eye(3)[None], m, axis=0)
+    rows, cols, vals = [], [], []
+    body = contacts.other < 0
+    u_f = np.zeros((m, 3))
+    mu = np.full(m, -1.0)
+    mu[contacts.node] = contacts.mu
+    h = 1.0 / math.sqrt(2.0)
+    approach = (contacts.gap - thickness) / dt
+    for i in range(c):
+        j, k = int(contacts.node[i]), int(contacts.other[i])
+        if body[i]:
+            blocks[j] = E[i]
+            u_f[j] = -E[i] @ contacts.body_velocity[i]
+            u_f[j, 0] += approach[i]
+        else:  # Li eq. 9: j's row the relative velocity, k's row the mean
+            blocks[j] = blocks[k] = 0.0
+            for r_, c_, s in ((j, j, h), (j, k, -h), (k, j, h), (k, k, h)):
+                rows.append(r_)
+                cols.append(c_)
+                vals.append(s * E[i])
+            u_f[j, 0] = h * approach[i]
+    plain = np.flatnonzero(np.abs(blocks).sum(axis=(1, 2)) > 0)
+    rows.extend(plain.tolist())
+    cols.extend(plain.tolist())
+    vals.extend(blocks[plain])
+    G = _block_matrix(rows, cols, vals, m)
+    W = sp.bsr_matrix(G @ A @ G.T, blocksize=(3, 3))
+    W.sort_indices()
+    d = (G @ b - W @ u_f.ravel()).reshape(m, 3)
+    return NodalProblem(A, b, G, W.indptr.astype(np.int64), W.indices.astype(np.int64), np.ascontiguousarray(W.data),
+                        d, u_f, mu, contacts.node.copy(), E)
+
+
+def _block_matrix(rows, cols, vals, m) -> sp.csr_matrix:
+    """(3m, 3m) csr of 3 × 3 blocks vals at block positions (rows, cols)."""
+    R = np.asarray(rows)[:, None, None] * 3 + np.arange(3)[None, :, None]
+    C = np.asarray(cols)[:, None, None] * 3 + np.arange(3)[None, None, :]
+    V = np.asarray(vals, dtype=np.float64).reshape(-1, 3, 3)
+    R, C = np.broadcast_arrays(R, C)
+    return sp.csr_matrix((V.ravel(), (R.ravel(), C.ravel())), shape=(3 * m, 3 * m))
+
+
+@dataclass
+class ContactSolution:
+    """The solution of one step's frictional contact problem.
+
+    Attributes
+    ----------
+    v : (m, 3) float64 [m/s], end-of-step velocities
+    r : (c, 3) float64 [N s], contact impulses in the contact frames (normal first)
+    u : (c, 3) float64 [m/s], relative velocities in the contact frames (u_f included)
+    sweeps : Gauss–Seidel sweeps done; residual : [m/s] (module docstring); converged : residual ≤ tolerance
+    seconds : wall time of the solve
+    """
+
+    v: np.ndarray
+    r: np.ndarray
+    u: np.ndarray
+    sweeps: int
+    residual: float
+    converged: bool
+    seconds: float
+
+
+@njit(cache=True)
+def _row_product(indptr, indices, blocks, u, i, skip_diag, out):
+    """out ← Σ_j W_ij u_j over block row i (without j = i when skip_diag); returns the diagonal block's position."""
+    out[:] = 0.0
+    diag = -1
+    for p in range(indptr[i], indptr[i + 1]):
+        j = indices[p]
+        if j == i:
+            diag = p
+            if skip_diag:
+                continue
+        B = blocks[p]
+        for a in range(3):
+            out[a] += B[a, 0] * u[j, 0] + B[a, 1] * u[j, 1] + B[a, 2] * u[j, 2]
+    return diag
+
+
+@njit(cache=True)
+def _block_residual(r, u, mu, w):
+    """[m/s] of one block: ‖f(û, r̂/w)‖ for a contact, ‖r‖/w for a free block."""
+    if mu < 0.0:
+        return math.sqrt(r[0] * r[0] + r[1] * r[1] + r[2] * r[2]) / w
+    return contact_residual(r, u, mu, w)
+
+
+@njit(cache=True)
+def _primal_residual(indptr, indices, blocks, d, mu, w, u):
+    m = d.shape[0]
+    r = np.empty(3)
+    worst = 0.0
+    for i in range(m):
+        _row_product(indptr, indices, blocks, u, i, False, r)
+        r += d[i]
+        e = _block_residual(r, u[i], mu[i], w[i])
+        if e > worst or e != e:
+            worst = e
+    return worst
+
+
+@njit(cache=True)
+def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, tol, max_sweeps, eval_every, n_skip):
+    """Li Algorithm 1 on r = Ŵ u + d̂; u (m, 3) updated in place (the best iterate on return).
+    Returns (sweeps, residual)."""
+    m = d.shape[0]
+    diag = np.empty(m, dtype=np.int64)
+    inv = np.empty((m, 3, 3))
+    dbar = np.empty(3)
+    for i in range(m):
+        diag[i] = _row_product(indptr, indices, blocks, u, i, True, dbar)
+        inv[i] = np.linalg.inv(blocks[diag[i]])
+    r = np.zeros((m, 3))
+    skip = np.zeros(m, dtype=np.int64)
+    best = u.copy()
+    best_res = math.inf
+    unew = np.empty(3)
+    sweeps = 0
+    for k in range(1, max_sweeps + 1):
+        sweeps = k
+        for i in range(m):
+            if skip[i] > 0:
+                skip[i] -= 1
+                continue
+            _row_product(indptr, indices, blocks, u, i, True, dbar)
+            dbar += d[i]
+            Wii = blocks[diag[i]]
+            if mu[i] < 0.0:
+                unew[:] = -(inv[i] @ dbar)
+            else:
+                unew[:] = u[i]
+                scale = 1.0 + math.sqrt(dbar[0] ** 2 + dbar[1] ** 2 + dbar[2] ** 2) / w[i]
+                _, ok = local_primal(Wii, dbar, mu[i], w[i], unew, scale, 50)
+                if not ok:  # Li Algorithm 1: dampen a failed local solve
+                    unew[:] = 0.5 * (unew + u[i])
+            rnew = Wii @ unew + dbar
+            change = math.sqrt(((unew - u[i]) ** 2).sum()) + math.sqrt(((rnew - r[i]) ** 2).sum()) / w[i]
+            u[i] = unew
+            r[i] = rnew
+            if change < tol:
+                skip[i] = n_skip
+        if k % eval_every == 0 or k == max_sweeps:
+            res = _primal_residual(indptr, indices, blocks, d, mu, w, u)
+            if res < best_res:
+                best_res = res
+                best[:] = u
+            if res <= tol:
+                break
+            skip[:] = 0  # not converged: wake every vertex
+    u[:] = best
+    return sweeps, best_res
+
+
+def _free_velocity(problem: NodalProblem) -> np.ndarray:
+    from isocloth.solvers.linalg import spd_factor
+
+    return spd_factor(problem.A).solve(-problem.b)
+
+
+def _mass_scale(problem: NodalProblem) -> np.ndarray:
+    diag = problem.W_blocks[_diagonal_positions(problem)]
+    return np.trace(diag, axis1=1, axis2=2) / 3.0
+
+
+def _diagonal_positions(problem: NodalProblem) -> np.ndarray:
+    rows = np.repeat(np.arange(problem.blocks), np.diff(problem.W_indptr))
+    pos = np.flatnonzero(rows == problem.W_indices)
+    if pos.size != problem.blocks:
+        raise ValueError("Ŵ has a zero diagonal block: A is not positive definite")
+    return pos
+
+
+def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: int = 2000,
+                 eval_every: int = 25, warm_start=None) -> ContactSolution:
+    """Li et al. 2018 Algorithm 1: block Gauss–Seidel over the vertices on r = Ŵ u + d̂.
+
+    Parameters
+    ----------
+    problem : :func:`nodal_problem`
+    tolerance : [m/s], on the residual of the module docstring (Li §7: 1e-8)
+    max_sweeps : sweep cap (Li §7: 2000); eval_every : sweeps between residual evaluations
+    warm_start : (m, 3) float64 [m/s] initial velocities (default: the contact-free solution −A⁻¹b)
+
+    Returns
+    -------
+    :class:`ContactSolution`
+
+    Raises
+    ------
+    ValueError
+        If tolerance ≤ 0, max_sweeps or eval_every < 1, or warm_start has the wrong shape.
+    """
+    _check(tolerance, max_sweeps, eval_every)
+    t0 = time.perf_counter()
+    m = problem.blocks
+    v0 = _free_velocity(problem) if warm_start is None else np.asarray(warm_start, dtype=np.float64).ravel()
+    if v0.size != 3 * m:
+        raise ValueError(f"warm_start must be ({m}, 3), got {np.shape(warm_start)}")
+    u = (problem.G @ v0).reshape(m, 3) + problem.u_f
+    w = _mass_scale(problem)
+    n_skip = int(min(10, max(1, math.isqrt(m))))
+    sweeps, res = _primal_gauss_seidel(problem.W_indptr, problem.W_indices, problem.W_blocks, problem.d,
+                                       problem.mu, w, u, float(tolerance), int(max_sweeps), int(eval_every), n_skip)
+    v = (problem.G.T @ (u - problem.u_f).ravel()).reshape(m, 3)
+    cb = problem.contact_block
+    r = np.empty((cb.size, 3))
+    for q, i in enumerate(cb):
+        lo, hi = problem.W_indptr[i], problem.W_indptr[i + 1]
+        r[q] = problem.d[i] + np.einsum("kab,kb->a", problem.W_blocks[lo:hi], u[problem.W_indices[lo:hi]])
+    return ContactSolution(v, r, u[cb].copy(), int(sweeps), float(res), bool(res <= tolerance),
+                           time.perf_counter() - t0)
+
+
+def _check(tolerance, max_sweeps, eval_every):
+    if not tolerance > 0 or int(max_sweeps) < 1 or int(eval_every) < 1:
+        raise ValueError(f"need tolerance > 0, max_sweeps ≥ 1 and eval_every ≥ 1, got {tolerance}, {max_sweeps}, "
+                         f"{eval_every}")
+
+
+@njit(cache=True)
+def _dual_gauss_seidel(W, d, mu, w, r, tol, max_sweeps, eval_every):
+    """Gauss–Seidel over the contacts on u = W r + d (W (3c, 3c) dense); r (c, 3) in place (the best
+    iterate on return). Returns (sweeps, residual)."""
+    c = d.shape[0]
+    best = r.copy()
+    best_res = math.inf
+    dbar = np.empty(3)
+    rnew = np.empty(3)
+    sweeps = 0
+    R = r.reshape(3 * c)
+    for k in range(1, max_sweeps + 1):
+        sweeps = k
+        for i in range(c):
+            dbar[:] = d[i] + W[3 * i:3 * i + 3] @ R - W[3 * i:3 * i + 3, 3 * i:3 * i + 3] @ r[i]
+            rnew[:] = r[i]
+            scale = 1.0 + math.sqrt(dbar[0] ** 2 + dbar[1] ** 2 + dbar[2] ** 2)
+            _, ok = local_dual(np.ascontiguousarray(W[3 * i:3 * i + 3, 3 * i:3 * i + 3]), dbar, mu[i], w[i],
+                               rnew, scale, 50)
+            if not ok:
+                rnew[:] = 0.5 * (rnew + r[i])
+            r[i] = rnew
+        if k % eval_every == 0 or k == max_sweeps:
+            U = W @ R
+            res = 0.0
+            for i in range(c):
+                e = _block_residual(r[i], U[3 * i:3 * i + 3] + d[i], mu[i], w[i])
+                if e > res or e != e:
+                    res = e
+            if res < best_res:
+                best_res = res
+                best[:] = r
+            if res <= tol:
+                break
+    r[:] = best
+    return sweeps, best_res
+
+
+def delassus(problem: NodalProblem) -> tuple[np.ndarray, np.ndarray, object]:
+    """The Delassus operator W = J A⁻¹ Jᵀ (3c, 3c) dense [1/kg] of the contacts (J the contact rows of
+    G), the free relative velocity d = J v_free + u_f (c, 3) [m/s] and the factorization of A."""
+    from isocloth.solvers.linalg import spd_factor
+
+    F = spd_factor(problem.A)
+    idx = (3 * problem.contact_block[:, None] + np.arange(3)).ravel()
+    J = problem.G[idx]
+    AinvJt = F.solve(J.T.toarray())
+    W = np.asarray(J @ AinvJt)
+    v_free = F.solve(-problem.b)
+    d = (J @ v_free).reshape(-1, 3) + problem.u_f[problem.contact_block]
+    return 0.5 * (W + W.T), d, (F, J, AinvJt, v_free)
+
+
+def solve_dual(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: int = 2000,
+               eval_every: int = 1) -> ContactSolution:
+    """The dual baseline: Gauss–Seidel over the contacts on u = W r + d with the assembled Delassus
+    operator (:func:`delassus`); the residual is that of :func:`solve_primal` at the contacts.
+
+    Raises
+    ------
+    ValueError
+        If tolerance ≤ 0 or max_sweeps, eval_every < 1.
+    """
+    _check(tolerance, max_sweeps, eval_every)
+    t0 = time.perf_counter()
+    W, d, (F, J, AinvJt, v_free) = delassus(problem)
+    c = d.shape[0]
+    w = _mass_scale(problem)[problem.contact_block]
+    mu = problem.mu[problem.contact_block]
+    r = np.zeros((c, 3))
+    sweeps, res = (0, 0.0) if c == 0 else _dual_gauss_seidel(np.ascontiguousarray(W), np.ascontiguousarray(d), mu,
+                                                             w, r, float(tolerance), int(max_sweeps), int(eval_every))
+    v = (v_free + AinvJt @ r.ravel()).reshape(-1, 3)
+    u = (W @ r.ravel()).reshape(c, 3) + d
+    return ContactSolution(v, r, u, int(sweeps), float(res), bool(res <= tolerance), time.perf_counter() - t0)

@@ -1,0 +1,224 @@
+"""Exact Coulomb friction at mesh vertices: the local solver, the primal nodal Gauss–Seidel and its
+dual baseline (Li et al. 2018 §4)."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from isocloth.mesh.generators import rectangle
+from isocloth.solvers.coulomb_local import coulomb_residual, fischer_burmeister, solve_local
+from isocloth.solvers.nodal_contact import NodalContacts, nodal_problem, solve_dual, solve_primal
+
+G = np.array([0.0, 0.0, -9.81])
+
+
+def law(r, u, mu, tol):
+    """Which case of the Signorini–Coulomb law (r, u) satisfy, by its definition (Li §4.1), or None."""
+    rN, rT, uN, uT = r[0], r[1:], u[0], u[1:]
+    if np.linalg.norm(r) <= tol and uN >= -tol:
+        return "take-off"
+    if np.linalg.norm(u) <= tol and np.linalg.norm(rT) <= mu * rN + tol:
+        return "stick"
+    if abs(uN) <= tol and rN >= -tol and abs(np.linalg.norm(rT) - mu * rN) <= tol:
+        parallel = abs(rT[0] * uT[1] - rT[1] * uT[0]) <= tol * (1.0 + np.linalg.norm(uT))
+        if parallel and rT @ uT <= tol:  # r_T = −α u_T, α ≥ 0
+            return "slide"
+    return None
+
+
+@pytest.mark.parametrize("form", ["primal", "dual"])
+def test_the_local_solver_satisfies_the_signorini_coulomb_law(form):
+    rng = np.random.default_rng(7)
+    seen = {}
+    for k in range(1500):
+        B = rng.normal(size=(3, 3))
+        W = (B @ B.T + 0.05 * np.eye(3)) * 10.0 ** rng.uniform(-2, 2)
+        d = rng.normal(size=3) * 10.0 ** rng.uniform(-2, 2)
+        mu = 0.0 if k % 10 == 0 else rng.uniform(0.0, 1.0)
+        r, u, res, ok = solve_local(W, d, mu, form=form)
+        assert ok
+        # the linear relation of the form holds, and the law by its definition
+        assert np.allclose(r if form == "primal" else u, W @ (u if form == "primal" else r) + d, rtol=0, atol=1e-12 * (1 + np.abs(d).max()))
+        scale = 1.0 + np.abs(d).max()
+        kind = law(r, u, mu, 1e-10 * scale * max(1.0, np.abs(W).max(), 1.0 / np.abs(W).max()))
+        assert kind is not None, (W, d, mu, r, u)
+        seen[kind] = seen.get(kind, 0) + 1
+        w = np.trace(W) / 3 if form == "primal" else 3 / np.trace(W)
+        assert coulomb_residual(r, u, mu, w) <= 1e-10 * scale
+    assert min(seen.get(c, 0) for c in ("take-off", "stick", "slide")) > 50, seen
+
+
+def test_the_fischer_burmeister_function_vanishes_exactly_on_complementary_cone_pairs():
+    rng = np.random.default_rng(1)
+    for _ in range(50):
+        n = rng.normal(size=2)
+        n /= np.linalg.norm(n)
+        a, b = rng.uniform(0.1, 2.0, size=2)
+        x, y = a * np.r_[1.0, n], b * np.r_[1.0, -n]  # on the boundary, opposite: x·y = 0
+        assert np.abs(fischer_burmeister(x, y)).max() < 1e-12
+        assert np.abs(fischer_burmeister(np.r_[a, 0.0, 0.0], np.zeros(3))).max() < 1e-12  # interior ⊥ 0
+        assert np.linalg.norm(fischer_burmeister(x, x)) > 1e-3  # x·x > 0: not complementary
+        assert np.linalg.norm(fischer_burmeister(np.r_[-a, 0.0, 0.0], np.zeros(3))) > 1e-3  # outside the cone
+    with pytest.raises(ValueError, match="finite"):
+        fischer_burmeister([np.nan, 0, 0], [0, 0, 0])
+    with pytest.raises(ValueError, match="positive definite"):
+        solve_local(-np.eye(3), np.ones(3), 0.3)
+
+
+def particle(mass, v0, dt):
+    """A = M, b = −M (v0 + dt g): one free vertex of mass [kg] with initial velocity v0 under gravity."""
+    return sp.csr_matrix(mass * np.eye(3)), -mass * (np.asarray(v0, float) + dt * G)
+
+
+@pytest.mark.parametrize("solve", [solve_primal, solve_dual])
+def test_a_vertex_on_an_inclined_plane_sticks_or_slides_as_coulomb_says(solve):
+    theta, dt, mass, h = np.radians(30.0), 0.01, 0.1, 0.002
+    n = np.array([-np.sin(theta), 0.0, np.cos(theta)])  # the plane rises along +x
+    downhill = np.array([-np.cos(theta), 0.0, -np.sin(theta)])
+    for mu in (0.0, 0.3, 0.5, 0.8):
+        A, b = particle(mass, np.zeros(3), dt)
+        sol = solve(nodal_problem(A, b, NodalContacts.of([0], [n], h, mu), dt=dt, thickness=h))
+        v = sol.v[0]
+        assert sol.converged and abs(v @ n) < 1e-9  # resting on the plane
+        if mu >= np.tan(theta):
+            assert np.linalg.norm(v) < 1e-9  # sticks
+        else:  # slides: a = g (sin θ − μ cos θ) down the slope (the analytic solution)
+            assert v @ downhill == pytest.approx(9.81 * dt * (np.sin(theta) - mu * np.cos(theta)), rel=1e-8)
+            assert np.linalg.norm(np.cross(v, downhill)) < 1e-9
+        # the normal impulse carries the weight's normal component: r_N = m g cos θ dt
+        assert sol.r[0, 0] == pytest.approx(mass * 9.81 * np.cos(theta) * dt, rel=1e-8)
+
+
+def test_a_moving_body_drags_a_resting_vertex_and_gaps_close_at_the_thickness():
+    dt, mass, h = 0.01, 0.1, 0.002
+    belt = np.array([0.03, 0.01, 0.0])
+    A, b = particle(mass, np.zeros(3), dt)
+    n = np.array([0.0, 0.0, 1.0])
+    stick = solve_primal(nodal_problem(A, b, NodalContacts.of([0], [n], h, 0.5, body_velocity=[belt]), dt=dt,
+                                       thickness=h))
+    assert np.allclose(stick.v[0], belt, atol=1e-9)  # μ g dt = 0.049 m/s > |v_belt| = 0.032 m/s: carried along
+    slip = solve_primal(nodal_problem(A, b, NodalContacts.of([0], [n], h, 0.1, body_velocity=[belt]), dt=dt,
+                                      thickness=h))
+    gained = slip.v[0, :2]
+    assert np.linalg.norm(gained) == pytest.approx(0.1 * 9.81 * dt, rel=1e-8)  # kinetic friction μ g dt
+    assert np.cross(np.r_[gained, 0], belt)[2] == pytest.approx(0.0, abs=1e-12)  # along the belt's slip
+    # falling at 1 m/s from 5 mm: the step may close the gap to the thickness, not more
+    A, b = particle(mass, [0.0, 0.0, -1.0], dt)
+    land = solve_primal(nodal_problem(A, b, NodalContacts.of([0], [n], 0.005, 0.3), dt=dt, thickness=h))
+    assert land.v[0, 2] == pytest.approx(-(0.005 - h) / dt, rel=1e-9)
+
+
+def cloth_system(nx=10, dt=0.01, k=50.0, seed=0):
+    """A = M + dt² K of a triangle sheet with edge springs (K its graph Laplacian ⊗ I3), b of random
+    initial velocities under gravity."""
+    mesh = rectangle(1.0, 1.0, nx, nx, element="triangle")
+    m = len(mesh.vertices)
+    tri = mesh.triangles
+    e = np.unique(np.sort(np.concatenate([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]]), axis=1), axis=0)
+    L = sp.coo_matrix((np.ones(len(e)), (e[:, 0], e[:, 1])), shape=(m, m))
+    L = L + L.T
+    L = sp.diags(np.asarray(L.sum(1)).ravel()) - L
+    mass = 0.2 / m
+    A = sp.kron(mass * sp.identity(m) + dt * dt * k * L, sp.identity(3)).tocsr()
+    rng = np.random.default_rng(seed)
+    v0 = rng.normal(scale=0.3, size=(m, 3))
+    v0[:, 2] -= 1.0
+    return A, -(mass * v0 + dt * mass * G).ravel(), m, rng
+
+
+def random_contacts(m, rng, mu, pairs=0):
+    nodes = rng.choice(m, size=m // 3 + 2 * pairs, replace=False)
+    normal = rng.normal(size=(nodes.size, 3)) * 0.3
+    normal[:, 2] = 1.0
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    other = np.full(nodes.size, -1)
+    other[:pairs] = nodes[-pairs:] if pairs else other[:0]
+    keep = slice(0, nodes.size - pairs)
+    return NodalContacts.of(nodes[keep], normal[keep], rng.uniform(0.0, 0.004, nodes.size - pairs), mu,
+                            other=other[keep])
+
+
+def conic_fixed_point(problem, dt, iterations=60):
+    """Reference solution by an independent conic solver (Clarabel): for fixed De Saxcé shifts
+    s_i = μ‖u_T,i‖ (Li eq. 10) the step is the second-order-cone program min ½vᵀAv + bᵀv subject to
+    (u_N + s, μ u_T) ∈ K; the shifts are iterated to a fixed point (Cadoux 2009)."""
+    clarabel = pytest.importorskip("clarabel")
+    A, b, cb, mu = problem.A, problem.b, problem.contact_block, problem.mu[problem.contact_block]
+    idx = (3 * cb[:, None] + np.arange(3)).ravel()
+    J = problem.G[idx]
+    uf = problem.u_f[cb]
+    c = cb.size
+    s = np.zeros(c)
+    D = sp.block_diag([sp.diags([1.0, m_, m_]) for m_ in mu])
+    settings = clarabel.DefaultSettings()
+    settings.verbose = False
+    settings.tol_gap_abs = settings.tol_gap_rel = settings.tol_feas = 1e-12
+    v = None
+    for _ in range(iterations):
+        shift = uf.copy()
+        shift[:, 0] += s
+        Ac = sp.csc_matrix(-(D @ J))
+        bc = D @ shift.ravel()
+        solver = clarabel.DefaultSolver(sp.csc_matrix(sp.triu(A)), b, Ac, bc, [clarabel.SecondOrderConeT(3)] * c,
+                                        settings)
+        v = np.array(solver.solve().x)
+        u = (J @ v).reshape(c, 3) + uf
+        new = mu * np.linalg.norm(u[:, 1:], axis=1)
+        if np.abs(new - s).max() < 1e-12:
+            break
+        s = new
+    return v.reshape(-1, 3)
+
+
+@pytest.mark.parametrize("mu, pairs", [(0.0, 0), (0.3, 0), (0.3, 4), (0.8, 4)])
+def test_primal_dual_and_a_conic_solver_reach_the_same_velocities(mu, pairs):
+    A, b, m, rng = cloth_system(seed=int(10 * mu) + pairs)
+    problem = nodal_problem(A, b, random_contacts(m, rng, mu, pairs), dt=0.01, thickness=0.002)
+    primal, dual = solve_primal(problem), solve_dual(problem)
+    assert primal.converged and dual.converged
+    assert np.abs(primal.v - dual.v).max() <= 1e-6
+    # the law holds at every contact of the primal solution
+    for r, u, m_ in zip(primal.r, primal.u, problem.mu[problem.contact_block]):
+        assert law(r, u, m_, 1e-7) is not None
+    # contact impulses act through Jᵀ: A v + b = Jᵀ r, to the tolerance (1e-8 m/s) times the mass scale
+    cb = problem.contact_block
+    J = problem.G[(3 * cb[:, None] + np.arange(3)).ravel()]
+    assert np.abs(A @ primal.v.ravel() + b - J.T @ primal.r.ravel()).max() < 2e-8 * A.diagonal().max()
+    if mu <= 0.3:
+        assert np.abs(conic_fixed_point(problem, 0.01) - primal.v).max() <= 1e-6
+
+
+def test_self_contacts_conserve_momentum_and_stop_the_approach():
+    A, b, m, rng = cloth_system(seed=3)
+    contacts = random_contacts(m, rng, 0.4, pairs=6)
+    problem = nodal_problem(A, b, contacts, dt=0.01, thickness=0.002)
+    sol = solve_primal(problem)
+    assert sol.converged
+    selfc = contacts.other >= 0
+    j, k = contacts.node[selfc], contacts.other[selfc]
+    n = contacts.normal[selfc]
+    # the relative normal velocity may close the gap to the thickness, not more (u_N ≥ 0)
+    approach = np.einsum("cd,cd->c", sol.v[j] - sol.v[k], n)
+    assert (approach >= -(contacts.gap[selfc] - 0.002) / 0.01 - 1e-7).all()
+    # a self-contact impulse acts equally and oppositely on the two vertices (internal force)
+    cb = problem.contact_block
+    J = problem.G[(3 * cb[:, None] + np.arange(3)).ravel()]
+    f = (J.T @ sol.r.ravel()).reshape(m, 3)
+    q = np.flatnonzero(selfc)
+    assert np.allclose(f[j], -f[k], atol=1e-14)
+    assert np.abs(f[j]).max() > 0 or np.abs(sol.r[q]).max() == 0
+
+
+def test_contacts_are_checked():
+    n = [[0.0, 0.0, 1.0]] * 2
+    with pytest.raises(ValueError, match="more than one contact"):
+        NodalContacts.of([3, 3], n, 0.0, 0.3)
+    with pytest.raises(ValueError, match="unit"):
+        NodalContacts.of([1], [[0.0, 0.0, 2.0]], 0.0, 0.3)
+    with pytest.raises(ValueError, match="≥ 0"):
+        NodalContacts.of([1], [[0.0, 0.0, 1.0]], 0.0, -0.1)
+    A, b = particle(0.1, np.zeros(3), 0.01)
+    with pytest.raises(ValueError, match="dt > 0"):
+        nodal_problem(A, b, NodalContacts.of([0], n[:1], 0.0, 0.3), dt=0.0, thickness=0.0)
+    with pytest.raises(ValueError, match="below 1"):
+        nodal_problem(A, b, NodalContacts.of([4], n[:1], 0.0, 0.3), dt=0.01, thickness=0.0)
