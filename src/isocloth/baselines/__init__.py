@@ -32,7 +32,7 @@ def make_stepper(kind: str, model, *, dt: float = 0.01, stiffness: float = 1000.
     Parameters
     ----------
     kind : "mass-spring" or "baraff-witkin"
-    model : ClothModel (no obstacles)
+    model : ClothModel (obstacles: nodal contacts with exact Coulomb friction, see ImplicitEulerStepper)
     dt : time step [s]
     stiffness : structural-spring / stretch stiffness [N/m]
     shear_ratio : shear stiffness as a fraction of ``stiffness``
@@ -40,7 +40,7 @@ def make_stepper(kind: str, model, *, dt: float = 0.01, stiffness: float = 1000.
     Raises
     ------
     ValueError
-        For another kind, bad stiffness values, or a model with obstacles.
+        For another kind or bad stiffness values.
     """
     if kind == "mass-spring":
         forces = MassSpringForces(model.mesh, stiffness, shear_ratio)
