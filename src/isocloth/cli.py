@@ -173,8 +173,10 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
             for w in caught:
                 typer.echo(f"warning: {w.message}", err=True)
             folder = out or Path("runs") / sc.config.name
-            typer.echo(f"running {sc.config.name}: {sc.model.node_count} nodes, {sc.model.constraint_count} "
-                       f"constraints, dt = {sc.dt} s, {sc.duration} s -> {folder}", err=True)
+            what = (f"elastic model ({sc.stepper.forces.material.name})" if sc.config.cloth.model == "elastic"
+                    else f"{sc.model.constraint_count} constraints")
+            typer.echo(f"running {sc.config.name}: {sc.model.node_count} nodes, {what}, dt = {sc.dt} s, "
+                       f"{sc.duration} s -> {folder}", err=True)
             summary = run_scene(sc, folder, progress=progress and sys.stderr.isatty(),
                                 render=None if video else False, on_warning=_warn_line)
     except (SceneError, MeshError, FileNotFoundError) as exc:
@@ -188,8 +190,12 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     tol = summary.extra.get("tolerance", float("nan"))
     typer.echo(f"{'interrupted' if summary.interrupted else 'done'}: {summary.simulated_time:.3f} s simulated "
                f"in {summary.wall_time:.2f} s -> real-time factor {_rtf(summary.real_time_factor)}")
-    typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
-               f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
+    if summary.extra.get("model") == "elastic":
+        typer.echo(f"  max contact residual {summary.max_residual:.2e} m/s (tolerance {tol:.0e} m/s), mean "
+                   f"Gauss-Seidel sweeps {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
+    else:
+        typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
+                   f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
     typer.echo(f"  area error: total max {100 * summary.max_area_error_total:.3f} %, "
                f"per-element mean max {100 * summary.max_area_error_mean:.2f} %, "
                f"largest element {100 * summary.max_area_error_element:.1f} %; "

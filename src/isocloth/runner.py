@@ -422,7 +422,10 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     summary.max_area_error_mean = float(max((r["area_error_mean"] for r in diag_rows), default=0.0))
     summary.max_area_error_element = _max_measured(diag_rows, "area_error_max")
     summary.max_edge_stretch = _max_measured(diag_rows, "edge_stretch_max")
-    summary.extra["tolerance"] = scene.config.simulation.tolerance
+    elastic = scene.config.cloth.model == "elastic"
+    summary.extra["model"] = scene.config.cloth.model
+    # the elastic model's residual is its contact solver's [m/s]; the inextensible one's a relative constraint residual
+    summary.extra["tolerance"] = scene.stepper.tolerance if elastic else scene.config.simulation.tolerance
     summary.extra["hints"] = speed_hints(scene, diag_rows)
     do_render = (out.video != "none") if render is None else render
     if do_render and summary.stopped is None:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
 from isocloth.state import State
-from isocloth.step.diagnostics import StepInfo
+from isocloth.step.diagnostics import ShapeErrors, StepInfo
 
 __all__ = ["ElasticForces", "ImplicitEulerStepper", "node_rest_positions"]
 
@@ -75,6 +75,9 @@ class ImplicitEulerStepper:
         For dt ≤ 0 or tolerance ≤ 0.
     """
 
+    substeps = 1
+    """No sub-steps (the runner's hints read it)."""
+
     def __init__(self, model, forces: ElasticForces, *, dt: float = 0.01, tolerance: float = 1e-8) -> None:
         if not dt > 0:
             raise ValueError(f"dt must be > 0 s, got {dt}")
@@ -87,6 +90,7 @@ class ImplicitEulerStepper:
         self._free = np.repeat(model.free_mask, 3)
         self._grasp = np.flatnonzero(~self._free)
         self._m3 = np.repeat(model.area_mass, 3)
+        self._shape = ShapeErrors(model.mesh)
 
     def step(self, state: State, control=None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step (see the module docstring).
@@ -138,6 +142,7 @@ class ImplicitEulerStepper:
         if not np.isfinite(x_new).all():
             bad = int(np.flatnonzero(~np.isfinite(x_new).all(axis=1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s")
+        self._shape.fill(info, x_new)
         info.wall_time = time.perf_counter() - t0
         return State(x_new, v_new, t_new, state.step_index + 1), info
 

@@ -390,6 +390,43 @@ def material_of(cloth) -> "Material":  # noqa: F821
     return Material(**fields)
 
 
+ELASTIC_DEFAULT_MATERIAL = "gray-interlock"
+"""Measured material of ``[cloth] model = "elastic"`` when ``material`` is not given."""
+
+
+def _measured(cfg: SceneConfig):
+    from isocloth.elastic import load_measured_material
+
+    try:
+        return load_measured_material(cfg.cloth.material or ELASTIC_DEFAULT_MATERIAL)
+    except ValueError as exc:
+        raise SceneError(f"cloth.material: {exc}") from None
+
+
+def _elastic_material(cfg: SceneConfig, material):
+    """The Material of the elastic model: rho from the measured density unless given; what the elastic
+    model cannot do is refused here, before the first step."""
+    import dataclasses
+
+    if cfg.self_collision is not None:
+        raise SceneError("self_collision: the elastic model has no self-collisions; remove [self_collision] or "
+                         "use model = 'inextensible'")
+    for i, g in enumerate(cfg.grasps):
+        if g.start > 0 or g.end is not None:
+            raise SceneError(f"grasps.{i}: the elastic model holds its grasps for the whole run; remove start/end "
+                             "or use model = 'inextensible'")
+    if cfg.cloth.rho is None:
+        material = dataclasses.replace(material, rho=_measured(cfg).density)
+    return material
+
+
+def _elastic_stepper(cfg: SceneConfig, model):
+    from isocloth.baselines.implicit import ImplicitEulerStepper
+    from isocloth.elastic import MeasuredClothForces
+
+    return ImplicitEulerStepper(model, MeasuredClothForces(model.mesh, _measured(cfg)), dt=cfg.simulation.dt)
+
+
 def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = False) -> Scene:
     """Build model, stepper and initial state from a validated config.
 
@@ -409,7 +446,10 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = F
 
     base_dir = Path(base_dir)
     mesh = build_mesh(cfg, base_dir)
-    b = ModelBuilder().set_cloth(mesh, material_of(cfg.cloth), constraint_mode=cfg.cloth.constraint_mode,
+    material = material_of(cfg.cloth)
+    if cfg.cloth.model == "elastic":
+        material = _elastic_material(cfg, material)
+    b = ModelBuilder().set_cloth(mesh, material, constraint_mode=cfg.cloth.constraint_mode,
                                  constraint_model=cfg.cloth.constraint_model, stretch_limit=cfg.cloth.stretch_limit,
                                  corner_angle_deg=cfg.cloth.corner_angle_deg,
                                  initial_velocity=cfg.cloth.initial_velocity)
@@ -433,6 +473,10 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = F
             raise SceneError(f"self_collision.thickness: {exc}") from None
         raise
     sim = cfg.simulation
+    if cfg.cloth.model == "elastic":
+        state = model.initial_state()
+        _check_start_outside(model, state.x, force)
+        return Scene(cfg, model, _elastic_stepper(cfg, model), state, base_dir)
     contact = None
     if model.has_contacts:
         from isocloth.solvers.active_set import SolverActiveSet

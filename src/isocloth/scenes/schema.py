@@ -114,6 +114,14 @@ class ClothSpec(_Strict):
                                             "unit width of an element edge pulled beyond its stretch limit "
                                             "(constraint_model = 'stretch-limited')")
     gravity: float | None = None
+    model: Literal["inextensible", "elastic"] = Field(
+        default="inextensible", description="'inextensible': Coltraro et al.'s model (constraints on the first "
+        "fundamental form, fast projection); 'elastic': the model of Li et al. 2018 §7 (measured membrane and "
+        "bending stiffnesses of Wang et al. 2011, linearised implicit Euler, exact Coulomb contact at the nodes; "
+        "beta is the stiffness-proportional damping c_d [s]; no self-collisions)")
+    material: str | None = Field(default=None, description="measured material of model = 'elastic' (a name of "
+                                 "isocloth.elastic.MEASURED_MATERIALS, e.g. '11oz-black-denim', or a .json file in "
+                                 "their format); default 'gray-interlock'; its density is rho unless rho is given")
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
     constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(
         default="stretch-limited", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields
 
 import numpy as np
 
-__all__ = ["StepInfo", "ContactDiagnostics", "CONTACT_FIELDS", "area_errors"]
+__all__ = ["StepInfo", "ContactDiagnostics", "CONTACT_FIELDS", "ShapeErrors", "area_errors"]
 
 
 @dataclass(kw_only=True)
@@ -144,3 +144,27 @@ def area_errors(areas: np.ndarray, rest_areas: np.ndarray) -> dict:
 
 _OWN_FIELDS = tuple(f.name for f in fields(StepInfo)
                     if f.name not in CONTACT_FIELDS and f.name not in ("warnings", "grasp_forces"))
+
+
+class ShapeErrors:
+    """The area errors (thesis eq. 2.23–2.25) and the largest edge strain of a mesh's states, against
+    its rest shape; :meth:`fill` writes them into a StepInfo."""
+
+    def __init__(self, mesh) -> None:
+        from isocloth.fem.stretch_limits import stretch_limits
+        from isocloth.mesh.topology import rest_element_areas
+
+        self.mesh = mesh
+        self.rest_areas = rest_element_areas(mesh)
+        self.edges = stretch_limits(mesh, 1.0, diagonals=False, compression=False)
+
+    def fill(self, info: "StepInfo", x: np.ndarray) -> None:
+        """Set info's area_error_* and edge_stretch_max at positions x (n, 3) [m]."""
+        from isocloth.mesh.topology import element_areas
+
+        err = area_errors(element_areas(self.mesh, x), self.rest_areas)
+        info.area_error_total = err["total"]
+        info.area_error_mean = err["mean"]
+        info.area_error_dispersion = err["dispersion"]
+        info.area_error_max = err["max"]
+        info.edge_stretch_max = float(self.edges.strain(x).max()) if self.edges.count else 0.0

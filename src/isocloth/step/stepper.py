@@ -12,13 +12,12 @@ import numpy as np
 from scipy.spatial.distance import pdist
 
 from isocloth.control import Control
-from isocloth.fem.stretch_limits import stretch_limits
-from isocloth.mesh.topology import element_areas, rest_element_areas
+from isocloth.mesh.topology import element_areas
 from isocloth.model.model import GRASP_VARIANTS
 from isocloth.solvers.projection import SolverProjection
 from isocloth.solvers.result import SolveResult, SolveStatus
 from isocloth.state import State
-from isocloth.step.diagnostics import StepInfo, area_errors
+from isocloth.step.diagnostics import ShapeErrors, StepInfo, area_errors
 from isocloth.step.grasp_forces import grasp_forces
 from isocloth.step.predictor import Predictor
 
@@ -153,9 +152,9 @@ class Stepper:
         self.membrane_relaxation = membrane_relaxation
         self._predictors = {model: Predictor(model, membrane=membrane_relaxation is None)}
         self.area_diagnostics = area_diagnostics
-        self._rest_areas = rest_element_areas(model.mesh)
-        # every element edge with its rest length, for StepInfo.edge_stretch_max (the bound is unused)
-        self._edges = stretch_limits(model.mesh, 1.0, diagonals=False, compression=False)
+        # area errors and every element edge with its rest length, for StepInfo (the bound is unused)
+        self._shape = ShapeErrors(model.mesh)
+        self._rest_areas, self._edges = self._shape.rest_areas, self._shape.edges
         self._held_key, self._held_rows = None, None
         # the jump check needs previous positions that stay clear of the obstacles (none moves)
         self._static_obstacles = (all(o.motion.is_static for o in model.obstacles)
@@ -562,10 +561,5 @@ class Stepper:
             if not g.size or np.abs(d - d.mean(axis=0)).max() <= 1e-12 + 1e-9 * np.abs(d).max():
                 self._check_jump(model, state.x, d[0] if g.size else np.zeros(3), x0, x, info, state.t)
         if self.area_diagnostics:
-            err = area_errors(element_areas(model.mesh, x), self._rest_areas)
-            info.area_error_total = err["total"]
-            info.area_error_mean = err["mean"]
-            info.area_error_dispersion = err["dispersion"]
-            info.area_error_max = err["max"]
-            info.edge_stretch_max = float(self._edges.strain(x).max()) if self._edges.count else 0.0
+            self._shape.fill(info, x)
         return new, info

@@ -1,0 +1,136 @@
+"""The elastic model of Li et al. 2018 §7: measured materials (Wang et al. 2011), Green-strain membrane,
+dihedral bending, and a run in contact."""
+
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from isocloth.elastic import (MEASURED_MATERIALS, MeasuredClothForces, MeasuredMaterial, bending_stiffness,
+                              dihedral_angles, interior_edges, load_measured_material, stretching_stiffness)
+from isocloth.elastic.forces import _angle_gradient
+from isocloth.mesh.generators import rectangle
+from isocloth.scenes.loader import SceneError, load_scene
+
+DENIM = load_measured_material("11oz-black-denim")
+
+
+def test_the_ten_measured_materials_load_and_bad_names_are_named(tmp_path):
+    assert len(MEASURED_MATERIALS) == 10
+    for name in MEASURED_MATERIALS:
+        m = load_measured_material(name)
+        assert 0.1 < m.density < 0.4 and m.stretching.shape == (6, 4) and m.bending.shape == (3, 5)
+    with pytest.raises(ValueError, match="gray-interlock"):
+        load_measured_material("silk")
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"density": 0.2, "stretching": [[1, 2]], "bending": []}')
+    with pytest.raises(ValueError, match="6 × 4"):
+        load_measured_material(bad)
+
+
+def strain(stretch, angle):
+    """Green strain (1, 2, 2) of a pure stretch by ``stretch`` along the direction ``angle`` [rad] from the warp."""
+    d = np.array([np.cos(angle), np.sin(angle)])
+    F = np.eye(2) + (stretch - 1.0) * np.outer(d, d)
+    return (0.5 * (F.T @ F - np.eye(2)))[None]
+
+
+def test_stretching_stiffness_is_the_measured_samples_and_interpolates_between_them():
+    S = DENIM.stretching
+    for angle in (0.0, 0.4, 1.2):
+        assert np.allclose(stretching_stiffness(strain(1.0, angle), S)[0], 2 * S[0])  # zero strain: row 0
+    for row, deg in enumerate((0.0, 22.5, 45.0, 67.5, 90.0), start=1):  # 1/6 stretch: rows 1-5 by direction
+        for a in (deg, -deg, 180.0 - deg):  # warp and weft are axes of symmetry
+            assert np.allclose(stretching_stiffness(strain(7 / 6, np.radians(a)), S)[0], 2 * S[row])
+    half = stretching_stiffness(strain(1 + 1 / 12, np.radians(11.25)), S)[0]
+    assert np.allclose(half, 2 * (0.5 * S[0] + 0.25 * S[1] + 0.25 * S[2]))
+    assert np.allclose(stretching_stiffness(strain(1.5, 0.0), S), 2 * S[1])  # held beyond the last sample
+    k = stretching_stiffness(np.zeros((1, 2, 2)), load_measured_material("navy-sparkle-sweat").stretching)
+    assert (k >= 0).all()  # its measured k1 is negative: set to 0
+
+
+def test_bending_stiffness_by_curvature_and_crease_direction():
+    B = DENIM.bending
+    assert bending_stiffness(np.array([0.0, 10.0, 40.0, 100.0]), np.zeros(4), B) == pytest.approx(B[0, [0, 1, 4, 4]])
+    assert bending_stiffness(np.array([-25.0]), np.array([np.pi / 2]), B)[0] == pytest.approx(0.5 * (B[2, 2] + B[2, 3]))
+    assert bending_stiffness(np.array([20.0]), np.array([-np.pi / 4]), B)[0] == pytest.approx(B[1, 2])
+
+
+def test_the_membrane_energy_of_a_uniform_stretch_is_the_measured_law():
+    mesh = rectangle(0.3, 0.2, 7, 5, element="triangle")
+    F = MeasuredClothForces(mesh, DENIM, bending=False)
+    for lam, axis, row, k in ((1.05, 0, 1, 0), (1.1, 1, 5, 2)):
+        x = mesh.vertices.copy()
+        x[:, axis] *= lam
+        g = 0.5 * (lam ** 2 - 1)
+        s = (lam - 1) * 6
+        kk = 2 * ((1 - s) * DENIM.stretching[0, k] + s * DENIM.stretching[row, k])
+        assert F.energy(x) == pytest.approx(0.5 * 0.06 * kk * g ** 2, rel=1e-12)  # E = (A/2) k G²
+    # rigid motions of the rest shape: no energy, no force
+    x = Rotation.from_euler("xyz", [0.3, -0.2, 1.0]).apply(mesh.vertices.copy()) + [1.0, 2.0, 3.0]
+    f, K = MeasuredClothForces(mesh, DENIM).force_and_stiffness(x)
+    assert np.abs(f).max() < 1e-9 and MeasuredClothForces(mesh, DENIM).energy(x) < 1e-20
+
+
+def test_forces_are_the_energy_gradient_and_the_stiffness_is_positive_semidefinite():
+    # constant stiffnesses (every sample equal): the force is exactly −∇E
+    const = MeasuredMaterial("constant", 0.2, np.tile([300.0, 40.0, 500.0, 60.0], (6, 1)), np.full((3, 5), 1e-3))
+    mesh = rectangle(0.3, 0.2, 5, 4, element="triangle")
+    F = MeasuredClothForces(mesh, const)
+    rng = np.random.default_rng(0)
+    x = mesh.vertices + 0.03 * rng.normal(size=mesh.vertices.shape)
+    f, K = F.force_and_stiffness(x)
+    h = 1e-6
+    for i in range(0, mesh.node_count, 3):
+        for d in range(3):
+            xp, xm = x.copy(), x.copy()
+            xp[i, d] += h
+            xm[i, d] -= h
+            assert -(F.energy(xp) - F.energy(xm)) / (2 * h) == pytest.approx(f[i, d], rel=1e-5, abs=1e-6)
+    Kd = K.toarray()
+    assert np.abs(Kd - Kd.T).max() < 1e-9 and np.linalg.eigvalsh(Kd).min() > -1e-9 * np.abs(Kd).max()
+
+
+def test_dihedral_angles_and_their_gradient():
+    mesh = rectangle(0.2, 0.2, 3, 3, element="triangle")
+    E = interior_edges(mesh.triangles)
+    assert len(E) == 8  # a 2 × 2-cell sheet of 8 triangles has 8 interior edges
+    assert np.abs(dihedral_angles(mesh.vertices, E)).max() < 1e-12
+    x = mesh.vertices.copy()
+    x[:, 2] = 0.3 * x[:, 0] ** 2  # folded about the y axis: the edges along y bend, x-edges stay flat
+    theta = dihedral_angles(x, E)
+    assert np.abs(theta).max() > 1e-3
+    rng = np.random.default_rng(2)
+    x = mesh.vertices + 0.02 * rng.normal(size=mesh.vertices.shape)
+    g = _angle_gradient(x, E)
+    for q in range(4):
+        for d in range(3):
+            xp, xm = x.copy(), x.copy()
+            xp[E[:, q], d] += 1e-7
+            xm[E[:, q], d] -= 1e-7
+            fd = (dihedral_angles(xp, E) - dihedral_angles(xm, E)) / 2e-7
+            # a node moved as several edges' x_q moves only those edges' angles through this slot when unique
+            unique = np.array([np.sum(E == E[e, q]) == 1 for e in range(len(E))])
+            assert np.allclose(fd[unique], g[unique, q, d], atol=1e-6)
+
+
+def test_the_elastic_inclined_plane_scene_slides_as_the_analytic_solution_and_sticks_at_high_friction():
+    """Li et al. 2018 Fig. 5: μ = 0.2, mean speed 2.413 m/s at t = 1 s (±1 %); μ = 0.5 > tan 25° sticks."""
+    for mu, check in ((0.2, "slide"), (0.5, "stick")):
+        sc = load_scene("li-inclined-plane", [f"obstacles.0.mu={mu}"])
+        w = sc.model.area_mass / sc.model.area_mass.sum()
+        s, hit = sc.initial_state, None
+        while s.t < 1.0 - 1e-9:
+            s, info = sc.stepper.step(s)
+            assert info.converged and info.min_gap >= -1e-9
+            if hit is None and info.active_contacts:
+                hit = s.x.copy()
+        if check == "slide":
+            assert np.linalg.norm(w @ s.v) == pytest.approx(2.413, rel=0.01)
+        else:
+            assert np.abs(s.x - hit).max() < 1e-3
+        assert info.edge_stretch_max < 0.01  # the measured knit barely stretches under its own weight
+
+
+def test_what_the_elastic_model_cannot_do_is_refused_before_the_run():
+    with pytest.raises(SceneError, match="material"):
+        load_scene("li-inclined-plane", ["cloth.material=silk"])
