@@ -146,3 +146,17 @@ def test_perturbed_sets_rest_when_missing():
     p = perturbed(m, 0.1, seed=0)
     assert np.array_equal(p.rest_vertices, m.vertices)
     assert T.rest_element_areas(p)[0] == pytest.approx(T.element_areas(m)[0])
+
+
+def test_band_is_a_closed_belt_with_the_cylinder_as_rest_shape():
+    from isocloth.mesh.generators import band
+    from isocloth.mesh.topology import boundary_loops, element_areas
+
+    m = band(0.2, 0.05, 3, 64)
+    assert m.node_count == 192 and len(m.triangles) == 2 * 2 * 64
+    assert np.allclose(np.hypot(m.vertices[:, 0], m.vertices[:, 2]), 0.2)  # on the cylinder about y
+    assert len(boundary_loops(m)) == 2  # the two edges of the belt, no seam
+    # inscribed polygon: area 64 · 0.05 · 2 · 0.2 sin(π/64), within 0.2 % of 2π r w
+    assert element_areas(m, m.vertices).sum() == pytest.approx(2 * np.pi * 0.2 * 0.05, rel=2e-3)
+    with pytest.raises(MeshError):
+        band(0.2, 0.0, 3, 64)

@@ -144,8 +144,7 @@ def conic_fixed_point(problem, dt, iterations=60):
     (u_N + s, μ u_T) ∈ K; the shifts are iterated to a fixed point (Cadoux 2009)."""
     clarabel = pytest.importorskip("clarabel")
     A, b, cb, mu = problem.A, problem.b, problem.contact_block, problem.mu[problem.contact_block]
-    idx = (3 * cb[:, None] + np.arange(3)).ravel()
-    J = problem.G[idx]
+    J = problem.contact_jacobian()
     uf = problem.u_f[cb]
     c = cb.size
     s = np.zeros(c)
@@ -182,7 +181,7 @@ def test_primal_dual_and_a_conic_solver_reach_the_same_velocities(mu, pairs):
         assert law(r, u, m_, 1e-7) is not None
     # contact impulses act through Jᵀ: A v + b = Jᵀ r, to the tolerance (1e-8 m/s) times the mass scale
     cb = problem.contact_block
-    J = problem.G[(3 * cb[:, None] + np.arange(3)).ravel()]
+    J = problem.contact_jacobian()
     assert np.abs(A @ primal.v.ravel() + b - J.T @ primal.r.ravel()).max() < 2e-8 * A.diagonal().max()
     if mu <= 0.3:
         assert np.abs(conic_fixed_point(problem, 0.01) - primal.v).max() <= 1e-6
@@ -202,17 +201,66 @@ def test_self_contacts_conserve_momentum_and_stop_the_approach():
     assert (approach >= -(contacts.gap[selfc] - 0.002) / 0.01 - 1e-7).all()
     # a self-contact impulse acts equally and oppositely on the two vertices (internal force)
     cb = problem.contact_block
-    J = problem.G[(3 * cb[:, None] + np.arange(3)).ravel()]
+    J = problem.contact_jacobian()
     f = (J.T @ sol.r.ravel()).reshape(m, 3)
     q = np.flatnonzero(selfc)
     assert np.allclose(f[j], -f[k], atol=1e-14)
     assert np.abs(f[j]).max() > 0 or np.abs(sol.r[q]).max() == 0
 
 
+@pytest.mark.parametrize("mu", [0.0, 0.2, 0.6])
+def test_a_vertex_in_a_v_groove_is_duplicated_and_pinned(mu):
+    """Li §6: a vertex falling into a 90° V-groove touches both faces. Its two copies, one contact each, end with
+    one velocity, each copy obeys its own law, and the vertex rests in the groove: the two normal impulses carry
+    its weight and momentum, A v + b = Σ Jᵀ r."""
+    dt, mass, h = 0.01, 0.1, 0.0
+    n1, n2 = np.array([1.0, 0.0, 1.0]) / np.sqrt(2), np.array([-1.0, 0.0, 1.0]) / np.sqrt(2)
+    for v0 in ([0.0, 0.0, -1.0], [0.3, 0.2, -1.0]):
+        A, b = particle(mass, v0, dt)
+        problem = nodal_problem(A, b, NodalContacts.of([0, 0], [n1, n2], 0.0, mu), dt=dt, thickness=h)
+        assert problem.blocks == 2 and (problem.group == 0).all()
+        for sol in (solve_primal(problem), solve_dual(problem)):
+            assert sol.converged
+            v = sol.v[0]
+            assert v @ n1 >= -1e-8 and v @ n2 >= -1e-8  # out of neither face
+            assert abs(v[0]) < 1e-8 and abs(v[2]) < 1e-8  # held in the groove's bottom line (x = z = 0)
+            if mu == 0.0:
+                assert v[1] == pytest.approx(v0[1], abs=1e-8)  # frictionless: free along the groove
+            else:
+                assert abs(v[1]) <= abs(v0[1]) + 1e-9
+            for r, u in zip(sol.r, sol.u):
+                assert law(r, u, mu, 1e-7) is not None
+            J = problem.contact_jacobian()
+            assert np.allclose(A @ sol.v.ravel() + b, J.T @ sol.r.ravel(), atol=1e-9)
+
+
+def test_a_vertex_falling_on_one_lying_on_the_floor_stops_on_it():
+    """A vertex in a self-contact and in a body contact (Li §6 duplicates it): the upper vertex of two stacked ones
+    lands on the lower one, which stays on the floor; the self-contact's impulses are equal and opposite and the
+    floor carries both (momentum A v + b = Jᵀ r)."""
+    dt, mass, h = 0.01, 0.1, 0.004
+    A = sp.csr_matrix(mass * np.eye(6))
+    v0 = np.array([[0.1, 0.0, 0.0], [0.0, 0.0, -1.0]])  # lower vertex sliding on the floor, upper one falling
+    b = -mass * (v0 + dt * G).ravel()
+    up = [0.0, 0.0, 1.0]
+    contacts = NodalContacts.of([0, 1], [up, up], [h, 0.006], 0.3, other=[-1, 0])  # on the floor; 1 is 6 mm above 0
+    problem = nodal_problem(A, b, contacts, dt=dt, thickness=h)
+    assert problem.blocks == 3  # vertex 0 has two copies
+    for sol in (solve_primal(problem), solve_dual(problem)):
+        assert sol.converged
+        v = sol.v
+        assert v[0, 2] == pytest.approx(0.0, abs=2e-8)  # stays on the floor (to the tolerance, 1e-8 m/s)
+        assert (v[1, 2] - v[0, 2]) * dt == pytest.approx(-(0.006 - h), abs=1e-9)  # lands at the thickness
+        J = problem.contact_jacobian()
+        assert np.allclose(A @ v.ravel() + b, J.T @ sol.r.ravel(), atol=1e-10)
+        for r, u in zip(sol.r, sol.u):
+            assert law(r, u, 0.3, 1e-7) is not None
+
+
 def test_contacts_are_checked():
     n = [[0.0, 0.0, 1.0]] * 2
-    with pytest.raises(ValueError, match="more than one contact"):
-        NodalContacts.of([3, 3], n, 0.0, 0.3)
+    with pytest.raises(ValueError, match="itself"):
+        NodalContacts.of([3, 4], n, 0.0, 0.3, other=[5, 4])
     with pytest.raises(ValueError, match="unit"):
         NodalContacts.of([1], [[0.0, 0.0, 2.0]], 0.0, 0.3)
     with pytest.raises(ValueError, match="≥ 0"):

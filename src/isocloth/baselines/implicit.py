@@ -16,7 +16,8 @@ With obstacles the step is the discrete frictional contact problem A vⁿ⁺¹ +
 prediction) with exact Coulomb friction (each obstacle's μ), solved by the primal nodal Gauss–Seidel
 (:func:`isocloth.solvers.nodal_contact.solve_primal`, Li Algorithm 1). The nodes end the step on
 or outside each obstacle's inflated surface; edges and faces are not tested (Li §5 refines the mesh
-near obstacles for that). Self-contact is not handled.
+near obstacles for that). With self-collisions (``model.self_collision``) cloth–cloth pairs become
+self-contacts at their nearest vertices (:func:`isocloth.contact.nodal.self_contacts`, Li eq. 9).
 """
 
 from __future__ import annotations
@@ -84,6 +85,9 @@ class ImplicitEulerStepper:
         if not tolerance > 0:
             raise ValueError(f"tolerance must be > 0 m/s, got {tolerance}")
         self.tolerance = float(tolerance)
+        self.last_contacts = None
+        """(NodalContacts, ContactSolution) of the last step's contact problem (node indices among
+        the free nodes), None when it had no contact."""
         self.model = model
         self.forces = forces
         self.dt = float(dt)
@@ -133,7 +137,7 @@ class ImplicitEulerStepper:
         A_ff = A[free][:, free].tocsc()
         dv[free] = spsolve(A_ff, rhs[free])
         info = StepInfo(t=t_new, iterations=0, residual=0.0, converged=True)
-        if m.obstacles:
+        if m.obstacles or m.self_collision.enabled:
             self._contacts(A_ff, rhs[free], v3, dv, state, dt, info)
         v_new = (v3 + dv).reshape(-1, 3)
         x_new = x + dt * v_new
@@ -149,22 +153,29 @@ class ImplicitEulerStepper:
     def _contacts(self, A_ff, rhs_f, v3, dv, state: State, dt: float, info: StepInfo) -> None:
         """Replace the contact-free Δv of the free nodes by the solution of Li eq. 5 (module docstring);
         contact statistics into info."""
-        from isocloth.contact.nodal import obstacle_contacts
+        from isocloth.contact.nodal import merge_contacts, obstacle_contacts, self_contacts
         from isocloth.solvers.nodal_contact import nodal_problem, solve_primal
 
         t0 = time.perf_counter()
-        free_nodes = np.flatnonzero(self.model.free_mask)
+        model = self.model
+        free_nodes = np.flatnonzero(model.free_mask)
         v_pred = (v3 + dv).reshape(-1, 3)
         x = state.x
-        contacts = obstacle_contacts(self.model.obstacles, x, x + dt * v_pred, state.t, free_nodes)
+        contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, free_nodes)
+        if model.self_collision.enabled:
+            contacts = merge_contacts(contacts, self_contacts(model.collision_detector, x, x + dt * v_pred, v_pred,
+                                                              model.free_mask))
         info.detection_time = time.perf_counter() - t0
         info.contact_count = contacts.node.size
+        self.last_contacts = None
         if not contacts.node.size:
             return
-        local = replace(contacts, node=np.searchsorted(free_nodes, contacts.node))  # numbered among the free nodes
+        renumber = lambda n: np.where(n >= 0, np.searchsorted(free_nodes, n), -1)  # noqa: E731 - among the free nodes
+        local = replace(contacts, node=renumber(contacts.node), other=renumber(contacts.other))
         v_f = v3.reshape(-1, 3)[free_nodes].ravel()
         problem = nodal_problem(A_ff, -(rhs_f + A_ff @ v_f), local, dt=dt, thickness=0.0)
-        sol = solve_primal(problem, tolerance=self.tolerance, warm_start=v_pred[free_nodes])
+        sol = solve_primal(problem, tolerance=self.tolerance, warm_start=v3.reshape(-1, 3)[free_nodes])
+        self.last_contacts = (local, sol)
         dv.reshape(-1, 3)[free_nodes] = sol.v - v3.reshape(-1, 3)[free_nodes]
         r, u = sol.r, sol.u
         info.friction_sweeps = sol.sweeps
@@ -176,4 +187,5 @@ class ImplicitEulerStepper:
         info.active_contacts = int(pressed.sum())
         info.sticking = int((pressed & (np.linalg.norm(u, axis=1) <= 10 * self.tolerance)).sum())
         info.sliding = int(pressed.sum()) - info.sticking
-        info.min_gap = float(dt * u[:, 0].min())  # u_N = n·(v − v_body) + z/dt: the gap at the end over dt
+        # u_N = n·(v − v_body) + z/dt: the gap at the end over dt (1/√2 of it on a self-contact's row, Li eq. 9)
+        info.min_gap = float((dt * u[:, 0] * np.where(contacts.other >= 0, np.sqrt(2.0), 1.0)).min())

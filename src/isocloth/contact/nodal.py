@@ -4,9 +4,19 @@
 A node is in contact with an obstacle when its gap z (the obstacle's signed distance minus its
 thickness τ, at the start of the step) is below τ/2 — proximity closer than 1.5 τ to the bare
 surface, Li §5.2 — or when its position predicted with the contact-free velocities, x + δt v_free,
-lies inside (z < 0). A node near several obstacles keeps the contact with the deepest predicted
-penetration (Li §5.2's pruning, which the one-contact-per-vertex form of the solver needs). The
-gap, the normal and the obstacle's surface velocity are taken at the start of the step (Li §4.2).
+lies inside (z < 0). A node may touch several obstacles (the solver duplicates it, Li §6); of two
+contacts of one node whose normals are within ``PRUNE_ANGLE`` only the one with the deeper predicted
+penetration is kept (Li §5.2). The gap, the normal and the obstacle's surface velocity are taken at
+the start of the step (Li §4.2).
+
+Cloth–cloth contacts (:func:`self_contacts`) come from the self-collision detector (node–face and
+edge–edge pairs, continuous on x → x + δt v_free, with proximity): each side of a pair is relocated
+to the vertex of its primitive with the largest barycentric weight (Li §5.2's nearest vertex),
+pairs that collapse onto one vertex are dropped, of several pairs relocated onto the same two
+vertices the deepest is kept, and the separation z = ν·Σ w_i x_i of the pair at the start of the
+step is kept. A vertex may be in several contacts (the solver duplicates it, Li §6). A pair with
+one side held by a grasp becomes a contact of the free side with a body moving at the held
+vertex's velocity.
 """
 
 from __future__ import annotations
@@ -15,7 +25,10 @@ import numpy as np
 
 from isocloth.solvers.nodal_contact import NodalContacts
 
-__all__ = ["obstacle_contacts"]
+__all__ = ["PRUNE_ANGLE", "merge_contacts", "obstacle_contacts", "self_contacts"]
+
+PRUNE_ANGLE = np.radians(10.0)
+"""Two contacts of one node whose normals are closer than this [rad] are one contact (Li §5.2)."""
 
 
 def obstacle_contacts(obstacles, x, x_predicted, t: float, nodes=None) -> NodalContacts:
@@ -43,26 +56,115 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, nodes=None) -> NodalC
     if x.ndim != 2 or x.shape[1] != 3 or xp.shape != x.shape:
         raise ValueError(f"x and x_predicted must both be (n, 3), got {x.shape} and {xp.shape}")
     nodes = np.arange(x.shape[0]) if nodes is None else np.asarray(nodes, dtype=np.int64)
-    best = np.full(nodes.size, np.inf)
-    gap = np.zeros(nodes.size)
-    normal = np.zeros((nodes.size, 3))
-    owner = np.full(nodes.size, -1)
-    for k, ob in enumerate(obstacles):
+    found = []  # (node, gap, normal, predicted gap, velocity, mu) per obstacle
+    for ob in obstacles:
         z, n = ob.evaluate_contact(x[nodes], t)
         z_pred, _ = ob.evaluate_contact(xp[nodes], t)
-        touch = (z < 0.5 * ob.thickness) | (z_pred < 0.0)
-        deeper = touch & (z_pred < best)
-        best[deeper] = z_pred[deeper]
-        gap[deeper] = z[deeper]
-        normal[deeper] = n[deeper]
-        owner[deeper] = k
-    hit = np.flatnonzero(owner >= 0)
-    vel = np.zeros((hit.size, 3))
-    mu = np.zeros(hit.size)
-    for k, ob in enumerate(obstacles):
-        sel = hit[owner[hit] == k]
-        if sel.size:
-            at = np.isin(hit, sel)
-            vel[at] = ob.surface_velocity(x[nodes[sel]], t)
-            mu[at] = ob.mu
-    return NodalContacts.of(nodes[hit], normal[hit], gap[hit], mu, body_velocity=vel)
+        hit = np.flatnonzero((z < 0.5 * ob.thickness) | (z_pred < 0.0))
+        if hit.size:
+            found.append((nodes[hit], z[hit], n[hit], z_pred[hit], ob.surface_velocity(x[nodes[hit]], t),
+                          np.full(hit.size, ob.mu)))
+    if not found:
+        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+    node, gap, normal, z_pred, vel, mu = (np.concatenate(c) for c in zip(*found))
+    keep = _prune(node, normal, z_pred)
+    return NodalContacts.of(node[keep], normal[keep], gap[keep], mu[keep], body_velocity=vel[keep])
+
+
+def _prune(node: np.ndarray, normal: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Indices kept: deepest first, a contact is dropped when a kept one of its node has a normal within
+    PRUNE_ANGLE."""
+    order = np.lexsort((depth, node))
+    keep = []
+    cos = np.cos(PRUNE_ANGLE)
+    start = 0
+    while start < order.size:
+        stop = start
+        while stop < order.size and node[order[stop]] == node[order[start]]:
+            stop += 1
+        kept = []
+        for i in order[start:stop]:  # by predicted gap, deepest first
+            if all(normal[i] @ normal[j] < cos for j in kept):
+                kept.append(i)
+        keep.extend(kept)
+        start = stop
+    return np.array(sorted(keep), dtype=np.int64)
+
+
+def self_contacts(detector, x, x_predicted, v, free) -> NodalContacts:
+    """Cloth–cloth contacts of one step (module docstring).
+
+    Parameters
+    ----------
+    detector : :class:`~isocloth.contact.self_collision.SelfCollisions` (the model's collision detector)
+    x, x_predicted : (n, 3) float64 [m], start of the step and contact-free prediction
+    v : (n, 3) float64 [m/s], velocities of the step (grasped nodes: their prescribed ones)
+    free : (n,) bool, nodes that are unknowns
+
+    Returns
+    -------
+    :class:`~isocloth.solvers.nodal_contact.NodalContacts`: self-contacts (``other`` ≥ 0) and, for pairs
+    with a held side, body contacts; gaps z − τ0 [m].
+    """
+    rows = detector.detect(x, x_predicted, omega=0.5, proximity=True)
+    if rows.kind.size == 0:
+        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+    cloth = np.all((rows.nodes >= 0) | (rows.weights == 0), axis=1)  # thin-obstacle rows are not cloth pairs
+    w, nodes, nu = rows.weights[cloth], rows.nodes[cloth], rows.normal[cloth]
+    a = nodes[np.arange(len(w)), np.argmax(w, axis=1)]  # the side ν points to
+    b = nodes[np.arange(len(w)), np.argmin(w, axis=1)]
+    xs = np.where(nodes[..., None] >= 0, x[np.maximum(nodes, 0)], 0.0)
+    z = np.einsum("cd,cd->c", nu, np.einsum("ck,ckd->cd", w, xs)) - rows.thickness[cloth]
+    mu = rows.mu[cloth]
+    pairs = set()
+    out = {"node": [], "other": [], "normal": [], "gap": [], "mu": [], "vel": []}
+    for i in np.argsort(z):  # deepest first
+        j, k = int(a[i]), int(b[i])
+        if j == k or (min(j, k), max(j, k)) in pairs or not (free[j] or free[k]):
+            continue
+        pairs.add((min(j, k), max(j, k)))
+        if free[j] and free[k]:
+            # the node is the side that moves into the contact faster (Li eq. 9 is symmetric; the
+            # pruning of merge_contacts keeps one contact per node and direction)
+            if (v[k] @ nu[i]) > -(v[j] @ nu[i]):
+                node, other, n_, vel = k, j, -nu[i], np.zeros(3)
+            else:
+                node, other, n_, vel = j, k, nu[i], np.zeros(3)
+        elif free[j]:  # k held: a body moving with it
+            node, other, n_, vel = j, -1, nu[i], v[k]
+        else:
+            node, other, n_, vel = k, -1, -nu[i], v[j]
+        for key, val in (("node", node), ("other", other), ("normal", n_), ("gap", z[i]), ("mu", mu[i]),
+                         ("vel", vel)):
+            out[key].append(val)
+    if not out["node"]:
+        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+    return NodalContacts.of(out["node"], np.array(out["normal"]), out["gap"], out["mu"], other=out["other"],
+                            body_velocity=np.array(out["vel"]))
+
+
+def merge_contacts(*parts: NodalContacts) -> NodalContacts:
+    """One :class:`NodalContacts` of several, pruned (Li §5.2): contacts are taken deepest first
+    (smallest gap), and one is dropped when every vertex it involves is already pushed, by contacts
+    taken before, in a direction within ``PRUNE_ANGLE`` of its own (the normal as seen from each
+    vertex: ν at the node, −ν at the other vertex of a self-contact). Such redundant contacts
+    constrain nothing more and make the Gauss–Seidel iterations slow; no vertex loses its last
+    contact in a direction."""
+    parts = [p for p in parts if p.node.size]
+    if not parts:
+        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+    cat = lambda f: np.concatenate([getattr(p, f) for p in parts])  # noqa: E731
+    node, other, normal, gap = cat("node"), cat("other"), cat("normal"), cat("gap")
+    cos = np.cos(PRUNE_ANGLE)
+    pushed: dict[int, list] = {}
+    keep = []
+    for i in np.argsort(gap, kind="stable"):
+        ends = [(int(node[i]), normal[i])] + ([(int(other[i]), -normal[i])] if other[i] >= 0 else [])
+        if all(any(n @ q >= cos for q in pushed.get(v, ())) for v, n in ends):
+            continue
+        keep.append(i)
+        for v, n in ends:
+            pushed.setdefault(v, []).append(n)
+    keep = np.sort(np.array(keep, dtype=np.int64))
+    return NodalContacts.of(node[keep], normal[keep], gap[keep], cat("mu")[keep], other=other[keep],
+                            body_velocity=cat("body_velocity")[keep])

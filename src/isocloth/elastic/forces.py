@@ -90,17 +90,20 @@ class MeasuredClothForces(ElasticForces):
     ----------
     mesh : Mesh (rest shape per node; quads split into triangles)
     material : :class:`~isocloth.elastic.materials.MeasuredMaterial`
-    warp : (3,) direction of the warp, projected onto the rest shape (default +x)
+    warp : (3,) direction of the warp in the rest shape's coordinates, projected onto it (default +x)
     bending : include the bending energy (default True)
 
     Raises
     ------
     ValueError
-        For a degenerate rest triangle.
+        For a degenerate rest triangle or a zero warp.
     """
 
     def __init__(self, mesh, material: MeasuredMaterial, *, warp=(1.0, 0.0, 0.0), bending: bool = True) -> None:
-        self.frames = TriangleFrames(mesh, warp)
+        w = np.asarray(warp, dtype=np.float64)
+        if w.shape != (3,) or not np.isfinite(w).all() or not np.linalg.norm(w) > 0:
+            raise ValueError(f"warp must be a nonzero finite direction (3,), got {warp}")
+        self.frames = TriangleFrames(mesh, w)
         self.material = material
         self.n = mesh.node_count
         rest = node_rest_positions(mesh)

@@ -212,6 +212,45 @@ def annulus(r_inner: float, r_outer: float, n_radial: int, n_angular: int, *,
     return _flat_mesh(pts, triangles=_split_quads(quads, flip), name=name)
 
 
+def band(radius: float, width: float, n_across: int, n_around: int, *, element: str = "triangle",
+         center=(0.0, 0.0, 0.0), name: str | None = None) -> Mesh:
+    """A closed band (a belt): the side of a cylinder of ``radius`` about the y axis, ``width`` long
+    along it, with the cylinder as rest shape. Row k = 0..n_across−1 (at y = −width/2 … width/2)
+    holds nodes ``k·n_around + a`` at angle 2πa/n_around in the xz plane (x = r cos, z = r sin).
+
+    Parameters
+    ----------
+    radius, width : float [m], > 0
+    n_across : int, node rows across the band, >= 2
+    n_around : int, nodes per row, >= 3
+    element : {"quad", "triangle"}
+    center : (3,) float [m]
+    name : str, optional
+
+    Raises
+    ------
+    MeshError
+        For a non-positive radius or width, too few nodes, or an unknown element.
+    """
+    if not (radius > 0 and width > 0):
+        raise MeshError(f"band needs radius > 0 and width > 0 [m], got {radius}, {width}")
+    if n_across < 2 or n_around < 3:
+        raise MeshError(f"band needs n_across >= 2 and n_around >= 3, got {n_across}, {n_around}")
+    _check_choice(element, _ELEMENTS, "element")
+    n_across, n_around = int(n_across), int(n_around)
+    theta = 2.0 * np.pi * np.arange(n_around) / n_around
+    y, t = np.meshgrid(np.linspace(-0.5 * width, 0.5 * width, n_across), theta, indexing="ij")
+    pts = np.stack([radius * np.cos(t).ravel(), y.ravel(), radius * np.sin(t).ravel()], axis=1)
+    c = np.asarray(center, dtype=np.float64)
+    if c.shape != (3,):
+        raise MeshError(f"center must be 3 coordinates [m], got {center!r}")
+    quads, flip = _ring_cells(0, n_across, n_around)
+    name = name or f"band r={radius:g} m, {width:g} m wide, {n_across}x{n_around}"
+    if element == "quad":
+        return _flat_mesh(pts + c, quads=quads, name=name)
+    return _flat_mesh(pts + c, triangles=_split_quads(quads, flip), name=name)
+
+
 # ------------------------------------------------------------ irregular mesh
 def _unique_edges(simplices: np.ndarray) -> np.ndarray:
     e = np.concatenate([simplices[:, [0, 1]], simplices[:, [1, 2]], simplices[:, [2, 0]]])

@@ -265,6 +265,8 @@ def build_mesh(cfg: SceneConfig, base_dir: Path):
                                               plane=spec.plane)
     elif spec.generator == "annulus":
         mesh = generators.annulus(spec.r_inner, spec.r_outer, spec.n_radial, spec.n_angular, element=spec.element)
+    elif spec.generator == "band":
+        mesh = generators.band(spec.radius, spec.width, spec.n_across, spec.n_around, element=spec.element)
     else:
         mesh = generators.disk(spec.radius, spec.n_radial, spec.n_angular, element=spec.element)
     pl = cfg.cloth.placement
@@ -408,9 +410,11 @@ def _elastic_material(cfg: SceneConfig, material):
     model cannot do is refused here, before the first step."""
     import dataclasses
 
-    if cfg.self_collision is not None:
-        raise SceneError("self_collision: the elastic model has no self-collisions; remove [self_collision] or "
-                         "use model = 'inextensible'")
+    from isocloth.scenes.obstacle_specs import THIN_OBSTACLE_TYPES
+
+    if any(o.type in THIN_OBSTACLE_TYPES for o in cfg.obstacles):
+        raise SceneError("obstacles: the elastic model has no thin obstacles (stick, polyline, segments, needle-bed, "
+                         "points); use surface obstacles or model = 'inextensible'")
     for i, g in enumerate(cfg.grasps):
         if g.start > 0 or g.end is not None:
             raise SceneError(f"grasps.{i}: the elastic model holds its grasps for the whole run; remove start/end "
@@ -424,7 +428,11 @@ def _elastic_stepper(cfg: SceneConfig, model):
     from isocloth.baselines.implicit import ImplicitEulerStepper
     from isocloth.elastic import MeasuredClothForces
 
-    return ImplicitEulerStepper(model, MeasuredClothForces(model.mesh, _measured(cfg)), dt=cfg.simulation.dt)
+    try:
+        forces = MeasuredClothForces(model.mesh, _measured(cfg), warp=cfg.cloth.warp)
+    except ValueError as exc:
+        raise SceneError(f"cloth: {exc}") from None
+    return ImplicitEulerStepper(model, forces, dt=cfg.simulation.dt)
 
 
 def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = False) -> Scene:

@@ -49,6 +49,17 @@ class MeshAnnulus(_Strict):
     element: Literal["quad", "triangle"] = "quad"
 
 
+class MeshBand(_Strict):
+    """A closed band (belt) around the y axis, the cylinder as its rest shape."""
+
+    generator: Literal["band"]
+    radius: Length = Field(gt=0)
+    width: Length = Field(gt=0)
+    n_across: int = Field(ge=2)
+    n_around: int = Field(ge=3)
+    element: Literal["quad", "triangle"] = "triangle"
+
+
 class MeshDisk(_Strict):
     generator: Literal["disk"]
     radius: Length = Field(gt=0)
@@ -63,7 +74,8 @@ class MeshFile(_Strict):
     merge_tolerance: Length | None = None
 
 
-MeshSpec = Annotated[Union[MeshRectangle, MeshIrregular, MeshAnnulus, MeshDisk], Field(discriminator="generator")]
+MeshSpec = Annotated[Union[MeshRectangle, MeshIrregular, MeshAnnulus, MeshBand, MeshDisk],
+                     Field(discriminator="generator")]
 
 
 class Placement(_Strict):
@@ -98,7 +110,7 @@ class ClothSpec(_Strict):
     mesh: Annotated[Union[Annotated[MeshSpec, Tag("generator")], Annotated[MeshFile, Tag("file")]],
                     Discriminator(_mesh_kind, custom_error_type="mesh_kind",
                                   custom_error_message="a mesh needs either 'generator' (rectangle, irregular, "
-                                  "annulus, disk) or 'file'")]
+                                  "annulus, band, disk) or 'file'")]
     placement: Placement = Placement()
     noise: Noise | None = None
     fabric: str | None = Field(default=None, description="preset name, see isocloth.model.FABRIC_PRESETS")
@@ -122,6 +134,9 @@ class ClothSpec(_Strict):
     material: str | None = Field(default=None, description="measured material of model = 'elastic' (a name of "
                                  "isocloth.elastic.MEASURED_MATERIALS, e.g. '11oz-black-denim', or a .json file in "
                                  "their format); default 'gray-interlock'; its density is rho unless rho is given")
+    warp: Vec3Free = Field(default=(1.0, 0.0, 0.0), description="direction of the fabric's warp for model = "
+                           "'elastic', in the coordinates of the rest shape (the mesh before placement), projected "
+                           "onto it; the weft is normal to it")
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
     constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(
         default="stretch-limited", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "

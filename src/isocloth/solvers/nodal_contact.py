@@ -24,6 +24,14 @@ halves the update, and the residual — the largest Fischer–Burmeister residua
 the best iterate is kept. The contact's gap z_i at the start of the step and the thickness h enter
 u_f as (z_i − h)/δt on the normal (Li §4.2), moving bodies as −v_body.
 
+A vertex touching p > 1 bodies is duplicated (Li §6): p blocks, one contact each, with Â_kl =
+A_ij/(p_i p_j) between copies of different vertices, Â_kk = A_ii/p_i, b̃_k = b_i/p_i, so that equal
+copies reproduce the vertex's row. The pin constraint that makes them equal enters as the term
+G C Gᵀ r on the right (C removes each group's mean of the copies' world impulses; Li §6's choice
+λ = −Gᵀ r), lagged (operator splitting) but refreshed for a vertex's copies whenever one of them is
+updated; the residual then also measures the spread of the copies' velocities, and a vertex's
+velocity is the mean of its copies'.
+
 :func:`solve_dual` is the classical alternative the paper improves on: the Delassus operator
 assembled with one sparse factorization of A and 3c solves, then Gauss–Seidel over the contacts on
 u = W r + d, d = J v_free + u_f.
@@ -47,8 +55,9 @@ __all__ = ["ContactSolution", "NodalContacts", "NodalProblem", "contact_frames",
 
 @dataclass(frozen=True)
 class NodalContacts:
-    """Contacts at mesh vertices, at most one per vertex (Li §4.2; several contacts on a vertex need
-    the vertex duplication of Li §6).
+    """Contacts at mesh vertices (Li §4.2). A vertex may carry several contacts, with bodies or with
+    other vertices: it is then duplicated, one copy per contact, and the copies are pinned together
+    (Li §6).
 
     Attributes
     ----------
@@ -75,8 +84,8 @@ class NodalContacts:
         Raises
         ------
         ValueError
-            If shapes disagree, a normal is not unit length, a value is not finite, μ < 0, a contact
-            pairs a vertex with itself, or a vertex carries more than one contact.
+            If shapes disagree, a normal is not unit length, a value is not finite, μ < 0, or a contact
+            pairs a vertex with itself.
         """
         node = np.asarray(node, dtype=np.int64).ravel()
         c = node.size
@@ -96,11 +105,6 @@ class NodalContacts:
             raise ValueError(f"friction coefficients must be ≥ 0, got {mu.min()}")
         if (node == other).any():
             raise ValueError("a self-contact pairs a vertex with itself")
-        used = np.concatenate([node, other[other >= 0]])
-        if np.unique(used).size != used.size:
-            vals, counts = np.unique(used, return_counts=True)
-            raise ValueError(f"vertex {int(vals[counts > 1][0])} carries more than one contact: relocate and prune "
-                             "contacts to one per vertex (Li et al. 2018 §5.2) or duplicate the vertex (§6)")
         return cls(node, other, normal, gap, vel, mu)
 
 
@@ -133,9 +137,12 @@ class NodalProblem:
     G : (3m, 3m) sparse csr, block orthogonal
     W_indptr, W_indices, W_blocks : Ŵ = G A Gᵀ in block-sparse rows (3 × 3 blocks)
     d : (m, 3) d̂ [N s]; u_f : (m, 3) [m/s]
-    mu : (m,) friction coefficient of each block's contact, −1 for unconstrained blocks
-    contact_block : (c,) block of each contact (its vertex j)
+    mu : (m̃,) friction coefficient of each block's contact, −1 for unconstrained blocks
+    contact_block : (c,) block of each contact
     frames : (c, 3, 3) contact frames Eᵀ
+    owner : (m̃,) vertex of each block (m̃ ≥ m: a vertex with p > 1 body contacts has p blocks, Li §6)
+    group : (m̃,) pin group of each block (−1: the vertex is not duplicated)
+    contacts : the :class:`NodalContacts`
     """
 
     A: sp.csr_matrix
@@ -149,10 +156,41 @@ class NodalProblem:
     mu: np.ndarray
     contact_block: np.ndarray
     frames: np.ndarray
+    owner: np.ndarray
+    group: np.ndarray
+    contacts: NodalContacts
 
     @property
     def blocks(self) -> int:
+        """m̃, blocks of the (duplicated) system."""
         return self.d.shape[0]
+
+    @property
+    def vertices(self) -> int:
+        return self.A.shape[0] // 3
+
+    def contact_jacobian(self) -> sp.csr_matrix:
+        """J (3c, 3m) of u = J v + u_f on the vertices: E_iᵀ on the contact's vertex for a body, the
+        1/√2 [E_iᵀ, −E_iᵀ] of Li eq. 9 on (j, k) for a self-contact."""
+        c = self.contacts
+        rows, cols, vals = [], [], []
+        h = 1.0 / math.sqrt(2.0)
+        for i in range(c.node.size):
+            if c.other[i] < 0:
+                rows.append(i)
+                cols.append(int(c.node[i]))
+                vals.append(self.frames[i])
+            else:
+                rows += [i, i]
+                cols += [int(c.node[i]), int(c.other[i])]
+                vals += [h * self.frames[i], -h * self.frames[i]]
+        return _block_matrix(rows, cols, vals, max(c.node.size, 1), self.vertices)[:3 * c.node.size]
+
+    def vertex_velocities(self, v_blocks: np.ndarray) -> np.ndarray:
+        """(m, 3): the mean of each vertex's copies of (m̃, 3) block velocities."""
+        out = np.zeros((self.vertices, 3))
+        np.add.at(out, self.owner, v_blocks)
+        return out / np.bincount(self.owner, minlength=self.vertices)[:, None]
 
 
 def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float) -> NodalProblem:
@@ -182,46 +220,88 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
     if c and (contacts.node.max() >= m or contacts.node.min() < 0 or contacts.other.max() >= m):
         raise ValueError(f"contact vertices must be below {m}")
     E = contact_frames(contacts.normal)
-    blocks = np.repeat(np.eye(3)[None], m, axis=0)
-    rows, cols, vals = [], [], []
     body = contacts.other < 0
-    u_f = np.zeros((m, 3))
-    mu = np.full(m, -1.0)
-    mu[contacts.node] = contacts.mu
+    # Li §6: a vertex with p > 1 contact ends (as node or as other) becomes p blocks (copies), one contact each
+    ends = np.concatenate([contacts.node, contacts.other[~body]])
+    p = np.maximum(np.bincount(ends, minlength=m), 1)
+    first = np.concatenate([[0], np.cumsum(p)[:-1]])
+    owner = np.repeat(np.arange(m), p)
+    mt = int(p.sum())
+    seen = np.zeros(m, dtype=np.int64)
+    copy = np.empty(ends.size, dtype=np.int64)
+    for q, v in enumerate(ends):
+        copy[q] = first[v] + seen[v]
+        seen[v] += 1
+    contact_block = copy[:c]
+    other_block = np.full(c, -1, dtype=np.int64)
+    other_block[~body] = copy[c:]
+    group = np.where(p[owner] > 1, owner, -1)
+    A_dup, b_dup = _duplicated(A, b, p, owner) if mt > m else (A, b)
+    blocks = np.repeat(np.eye(3)[None], mt, axis=0)
+    rows, cols, vals = [], [], []
+    u_f = np.zeros((mt, 3))
+    mu = np.full(mt, -1.0)
+    mu[contact_block] = contacts.mu
     h = 1.0 / math.sqrt(2.0)
     approach = (contacts.gap - thickness) / dt
     for i in range(c):
-        j, k = int(contacts.node[i]), int(contacts.other[i])
+        j = int(contact_block[i])
         if body[i]:
             blocks[j] = E[i]
             u_f[j] = -E[i] @ contacts.body_velocity[i]
             u_f[j, 0] += approach[i]
         else:  # Li eq. 9: j's row the relative velocity, k's row the mean
+            k = int(other_block[i])
             blocks[j] = blocks[k] = 0.0
-            for r_, c_, s in ((j, j, h), (j, k, -h), (k, j, h), (k, k, h)):
+            for r_, c_, s_ in ((j, j, h), (j, k, -h), (k, j, h), (k, k, h)):
                 rows.append(r_)
                 cols.append(c_)
-                vals.append(s * E[i])
+                vals.append(s_ * E[i])
             u_f[j, 0] = h * approach[i]
     plain = np.flatnonzero(np.abs(blocks).sum(axis=(1, 2)) > 0)
     rows.extend(plain.tolist())
     cols.extend(plain.tolist())
     vals.extend(blocks[plain])
-    G = _block_matrix(rows, cols, vals, m)
-    W = sp.bsr_matrix(G @ A @ G.T, blocksize=(3, 3))
+    G = _block_matrix(rows, cols, vals, mt)
+    W = sp.bsr_matrix(G @ A_dup @ G.T, blocksize=(3, 3))
     W.sort_indices()
-    d = (G @ b - W @ u_f.ravel()).reshape(m, 3)
+    d = (G @ b_dup - W @ u_f.ravel()).reshape(mt, 3)
     return NodalProblem(A, b, G, W.indptr.astype(np.int64), W.indices.astype(np.int64), np.ascontiguousarray(W.data),
-                        d, u_f, mu, contacts.node.copy(), E)
+                        d, u_f, mu, contact_block, E, owner, group, contacts)
 
 
-def _block_matrix(rows, cols, vals, m) -> sp.csr_matrix:
-    """(3m, 3m) csr of 3 × 3 blocks vals at block positions (rows, cols)."""
+def _duplicated(A: sp.csr_matrix, b: np.ndarray, p: np.ndarray, owner: np.ndarray):
+    """Â, b̃ of Li §6 for vertices with p copies: Â_kl = A_ij/(p_i p_j) between copies of different
+    vertices i ≠ j, Â_kk = A_ii/p_i, 0 between two copies of one vertex; b̃_k = b_i/p_i. With every
+    vertex's copies equal, each copy's row is its vertex's row of A v + b divided by p."""
+    m = p.size
+    X = sp.kron(sp.csr_matrix((np.ones(owner.size), (np.arange(owner.size), owner)), shape=(owner.size, m)),
+                sp.identity(3), format="csr")
+    S = sp.diags(np.repeat(1.0 / p[owner], 3))
+    Ab = sp.bsr_matrix(A, blocksize=(3, 3))
+    diag = sp.block_diag([Ab.data[k] for k in _bsr_diagonal(Ab)], format="csr")  # the vertices' A_ii
+    off = (A - diag).tocsr()
+    own = sp.block_diag([Ab.data[k] / p[owner[i]] for i, k in enumerate(_bsr_diagonal(Ab)[owner])], format="csr")
+    return (S @ X @ off @ X.T @ S + own).tocsr(), S @ (X @ b)
+
+
+def _bsr_diagonal(B: sp.bsr_matrix) -> np.ndarray:
+    """Positions of the diagonal blocks in a BSR matrix's data (m,)."""
+    B.sort_indices()
+    rows = np.repeat(np.arange(B.shape[0] // 3), np.diff(B.indptr))
+    pos = np.flatnonzero(rows == B.indices)
+    if pos.size != B.shape[0] // 3:
+        raise ValueError("A has a zero diagonal block: it is not positive definite")
+    return pos
+
+
+def _block_matrix(rows, cols, vals, m, n=None) -> sp.csr_matrix:
+    """(3m, 3n) csr (n = m by default) of 3 × 3 blocks vals at block positions (rows, cols)."""
     R = np.asarray(rows)[:, None, None] * 3 + np.arange(3)[None, :, None]
     C = np.asarray(cols)[:, None, None] * 3 + np.arange(3)[None, None, :]
     V = np.asarray(vals, dtype=np.float64).reshape(-1, 3, 3)
     R, C = np.broadcast_arrays(R, C)
-    return sp.csr_matrix((V.ravel(), (R.ravel(), C.ravel())), shape=(3 * m, 3 * m))
+    return sp.csr_matrix((V.ravel(), (R.ravel(), C.ravel())), shape=(3 * m, 3 * (m if n is None else n)))
 
 
 @dataclass
@@ -272,23 +352,87 @@ def _block_residual(r, u, mu, w):
 
 
 @njit(cache=True)
-def _primal_residual(indptr, indices, blocks, d, mu, w, u):
+def _bsr_apply(indptr, indices, blocks, x, out):
+    """out ← B x for a block-sparse B (3 × 3 blocks) and x (n, 3)."""
+    for i in range(indptr.size - 1):
+        out[i] = 0.0
+        for q in range(indptr[i], indptr[i + 1]):
+            out[i] += blocks[q] @ x[indices[q]]
+
+
+@njit(cache=True)
+def _group_spread(group, x, out):
+    """out ← x − (its pin group's mean) on the duplicated blocks, 0 elsewhere (the operator C of Li §6)."""
+    m = group.size
+    ngroups = group.max() + 1
+    total = np.zeros((max(ngroups, 1), 3))
+    count = np.zeros(max(ngroups, 1))
+    for k in range(m):
+        if group[k] >= 0:
+            total[group[k]] += x[k]
+            count[group[k]] += 1.0
+    for k in range(m):
+        if group[k] >= 0:
+            out[k] = x[k] - total[group[k]] / count[group[k]]
+        else:
+            out[k] = 0.0
+
+
+@njit(cache=True)
+def _update_group(g, members_ptr, members, G, GT, r, spread, pin):
+    """After a copy of pin group g changed: its copies' world impulses Gᵀ r less their mean into spread, and
+    the pin term G·spread of every block whose row of G touches the group (Gauss–Seidel form of Li §6)."""
+    lo, hi = members_ptr[g], members_ptr[g + 1]
+    mean = np.zeros(3)
+    for q in range(lo, hi):
+        k = members[q]
+        spread[k] = 0.0
+        for e in range(GT[0][k], GT[0][k + 1]):
+            spread[k] += GT[2][e] @ r[GT[1][e]]
+        mean += spread[k]
+    mean /= hi - lo
+    for q in range(lo, hi):
+        spread[members[q]] -= mean
+    for q in range(lo, hi):
+        k = members[q]
+        for e in range(GT[0][k], GT[0][k + 1]):  # rows of G with a block in column k
+            row = GT[1][e]
+            pin[row] = 0.0
+            for f in range(G[0][row], G[0][row + 1]):
+                pin[row] += G[2][f] @ spread[G[1][f]]
+
+
+@njit(cache=True)
+def _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT):
+    """The residual [m/s]: each block's (module docstring), and the spread of each pin group's copies'
+    velocities Gᵀ(u − u_f)."""
     m = d.shape[0]
     r = np.empty(3)
     worst = 0.0
     for i in range(m):
         _row_product(indptr, indices, blocks, u, i, False, r)
-        r += d[i]
+        r += d[i] + pin[i]
         e = _block_residual(r, u[i], mu[i], w[i])
         if e > worst or e != e:
             worst = e
+    if group.max() >= 0:
+        v = np.empty_like(u)
+        _bsr_apply(GT[0], GT[1], GT[2], u - u_f, v)
+        spread = np.empty_like(u)
+        _group_spread(group, v, spread)
+        for i in range(m):
+            e = math.sqrt(spread[i, 0] ** 2 + spread[i, 1] ** 2 + spread[i, 2] ** 2)
+            if e > worst:
+                worst = e
     return worst
 
 
 @njit(cache=True)
-def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, tol, max_sweeps, eval_every, n_skip):
-    """Li Algorithm 1 on r = Ŵ u + d̂; u (m, 3) updated in place (the best iterate on return).
-    Returns (sweeps, residual)."""
+def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT, pin, tol, max_sweeps, eval_every,
+                         n_skip):
+    """Li Algorithm 1 on r = Ŵ u + d̂ + G C Gᵀ r (the pin term of Li §6, in pin (m, 3), updated for a
+    vertex's copies whenever one of them changes); u (m, 3) updated in place (the best iterate on
+    return). Returns (sweeps, residual)."""
     m = d.shape[0]
     diag = np.empty(m, dtype=np.int64)
     inv = np.empty((m, 3, 3))
@@ -296,9 +440,18 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, tol, max_sweeps, 
     for i in range(m):
         diag[i] = _row_product(indptr, indices, blocks, u, i, True, dbar)
         inv[i] = np.linalg.inv(blocks[diag[i]])
+    ngroups = group.max() + 1
+    members = np.argsort(group, kind="mergesort")[np.sum(group < 0):]
+    members_ptr = np.zeros(ngroups + 1, dtype=np.int64)
+    for g in group:
+        if g >= 0:
+            members_ptr[g + 1] += 1
+    members_ptr = np.cumsum(members_ptr)
+    spread = np.zeros((m, 3))
     r = np.zeros((m, 3))
     skip = np.zeros(m, dtype=np.int64)
     best = u.copy()
+    best_pin = pin.copy()
     best_res = math.inf
     unew = np.empty(3)
     sweeps = 0
@@ -309,7 +462,7 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, tol, max_sweeps, 
                 skip[i] -= 1
                 continue
             _row_product(indptr, indices, blocks, u, i, True, dbar)
-            dbar += d[i]
+            dbar += d[i] + pin[i]
             Wii = blocks[diag[i]]
             if mu[i] < 0.0:
                 unew[:] = -(inv[i] @ dbar)
@@ -325,15 +478,22 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, tol, max_sweeps, 
             r[i] = rnew
             if change < tol:
                 skip[i] = n_skip
+            if group[i] >= 0:
+                _update_group(group[i], members_ptr, members, G, GT, r, spread, pin)
+                if change >= tol:  # the group's pin terms moved: its copies solve again
+                    for q in range(members_ptr[group[i]], members_ptr[group[i] + 1]):
+                        skip[members[q]] = 0
         if k % eval_every == 0 or k == max_sweeps:
-            res = _primal_residual(indptr, indices, blocks, d, mu, w, u)
+            res = _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT)
             if res < best_res:
                 best_res = res
                 best[:] = u
+                best_pin[:] = pin
             if res <= tol:
                 break
             skip[:] = 0  # not converged: wake every vertex
     u[:] = best
+    pin[:] = best_pin
     return sweeps, best_res
 
 
@@ -378,23 +538,42 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     """
     _check(tolerance, max_sweeps, eval_every)
     t0 = time.perf_counter()
-    m = problem.blocks
+    m, nv = problem.blocks, problem.vertices
     v0 = _free_velocity(problem) if warm_start is None else np.asarray(warm_start, dtype=np.float64).ravel()
-    if v0.size != 3 * m:
-        raise ValueError(f"warm_start must be ({m}, 3), got {np.shape(warm_start)}")
-    u = (problem.G @ v0).reshape(m, 3) + problem.u_f
+    if v0.size != 3 * nv:
+        raise ValueError(f"warm_start must be ({nv}, 3), got {np.shape(warm_start)}")
+    u = (problem.G @ v0.reshape(nv, 3)[problem.owner].ravel()).reshape(m, 3) + problem.u_f
     w = _mass_scale(problem)
     n_skip = int(min(10, max(1, math.isqrt(m))))
+    G, GT = _bsr_arrays(problem.G), _bsr_arrays(problem.G.T)
+    group = _dense_groups(problem.group)
+    pin = np.zeros((m, 3))
     sweeps, res = _primal_gauss_seidel(problem.W_indptr, problem.W_indices, problem.W_blocks, problem.d,
-                                       problem.mu, w, u, float(tolerance), int(max_sweeps), int(eval_every), n_skip)
-    v = (problem.G.T @ (u - problem.u_f).ravel()).reshape(m, 3)
+                                       problem.mu, w, u, problem.u_f, group, G, GT, pin, float(tolerance),
+                                       int(max_sweeps), int(eval_every), n_skip)
+    v = problem.vertex_velocities((problem.G.T @ (u - problem.u_f).ravel()).reshape(m, 3))
     cb = problem.contact_block
     r = np.empty((cb.size, 3))
     for q, i in enumerate(cb):
         lo, hi = problem.W_indptr[i], problem.W_indptr[i + 1]
-        r[q] = problem.d[i] + np.einsum("kab,kb->a", problem.W_blocks[lo:hi], u[problem.W_indices[lo:hi]])
+        r[q] = problem.d[i] + pin[i] + np.einsum("kab,kb->a", problem.W_blocks[lo:hi], u[problem.W_indices[lo:hi]])
     return ContactSolution(v, r, u[cb].copy(), int(sweeps), float(res), bool(res <= tolerance),
                            time.perf_counter() - t0)
+
+
+def _bsr_arrays(M) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(indptr, indices, blocks) of a matrix in 3 × 3 block-sparse rows."""
+    B = sp.bsr_matrix(M, blocksize=(3, 3))
+    B.sort_indices()
+    return B.indptr.astype(np.int64), B.indices.astype(np.int64), np.ascontiguousarray(B.data)
+
+
+def _dense_groups(group: np.ndarray) -> np.ndarray:
+    """Pin groups renumbered 0, 1, … (−1 kept)."""
+    out = np.full(group.size, -1, dtype=np.int64)
+    on = group >= 0
+    out[on] = np.unique(group[on], return_inverse=True)[1]
+    return out
 
 
 def _check(tolerance, max_sweeps, eval_every):
@@ -447,8 +626,7 @@ def delassus(problem: NodalProblem) -> tuple[np.ndarray, np.ndarray, object]:
     from isocloth.solvers.linalg import spd_factor
 
     F = spd_factor(problem.A)
-    idx = (3 * problem.contact_block[:, None] + np.arange(3)).ravel()
-    J = problem.G[idx]
+    J = problem.contact_jacobian()
     AinvJt = F.solve(J.T.toarray())
     W = np.asarray(J @ AinvJt)
     v_free = F.solve(-problem.b)
