@@ -161,7 +161,7 @@ class ImplicitEulerStepper:
         free_nodes = np.flatnonzero(model.free_mask)
         v_pred = (v3 + dv).reshape(-1, 3)
         x = state.x
-        contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, free_nodes)
+        contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, dt, free_nodes)
         if model.self_collision.enabled:
             contacts = merge_contacts(contacts, self_contacts(model.collision_detector, x, x + dt * v_pred, v_pred,
                                                               model.free_mask))
@@ -174,7 +174,7 @@ class ImplicitEulerStepper:
         local = replace(contacts, node=renumber(contacts.node), other=renumber(contacts.other))
         v_f = v3.reshape(-1, 3)[free_nodes].ravel()
         problem = nodal_problem(A_ff, -(rhs_f + A_ff @ v_f), local, dt=dt, thickness=0.0)
-        sol = solve_primal(problem, tolerance=self.tolerance, warm_start=v3.reshape(-1, 3)[free_nodes])
+        sol = solve_primal(problem, tolerance=self.tolerance, warm_start=v_pred[free_nodes])  # Algorithm 1: −A⁻¹b
         self.last_contacts = (local, sol)
         dv.reshape(-1, 3)[free_nodes] = sol.v - v3.reshape(-1, 3)[free_nodes]
         r, u = sol.r, sol.u

@@ -4,7 +4,7 @@
 A node is in contact with an obstacle when its gap z (the obstacle's signed distance minus its
 thickness τ, at the start of the step) is below τ/2 — proximity closer than 1.5 τ to the bare
 surface, Li §5.2 — or when its position predicted with the contact-free velocities, x + δt v_free,
-lies inside (z < 0). A node may touch several obstacles (the solver duplicates it, Li §6); of two
+lies inside the obstacle where the obstacle is at the end of the step. A node may touch several obstacles (the solver duplicates it, Li §6); of two
 contacts of one node whose normals are within ``PRUNE_ANGLE`` only the one with the deeper predicted
 penetration is kept (Li §5.2). The gap, the normal and the obstacle's surface velocity are taken at
 the start of the step (Li §4.2).
@@ -31,14 +31,15 @@ PRUNE_ANGLE = np.radians(10.0)
 """Two contacts of one node whose normals are closer than this [rad] are one contact (Li §5.2)."""
 
 
-def obstacle_contacts(obstacles, x, x_predicted, t: float, nodes=None) -> NodalContacts:
+def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None) -> NodalContacts:
     """The node–obstacle contacts of one step (module docstring).
 
     Parameters
     ----------
     obstacles : sequence of :class:`~isocloth.contact.obstacles.Obstacle`
     x, x_predicted : (n, 3) float64 [m], positions at the start of the step and after a contact-free step
-    t : time [s] at the start of the step
+    t : time [s] at the start of the step; dt : the step [s] (the prediction is tested against the obstacles
+        where they are at t + dt)
     nodes : (k,) int64, the nodes that may be in contact (default all; e.g. the free ones)
 
     Returns
@@ -59,7 +60,7 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, nodes=None) -> NodalC
     found = []  # (node, gap, normal, predicted gap, velocity, mu) per obstacle
     for ob in obstacles:
         z, n = ob.evaluate_contact(x[nodes], t)
-        z_pred, _ = ob.evaluate_contact(xp[nodes], t)
+        z_pred, _ = ob.evaluate_contact(xp[nodes], t + dt)
         hit = np.flatnonzero((z < 0.5 * ob.thickness) | (z_pred < 0.0))
         if hit.size:
             found.append((nodes[hit], z[hit], n[hit], z_pred[hit], ob.surface_velocity(x[nodes[hit]], t),

@@ -14,8 +14,12 @@ A material file holds
 
 Between samples the stiffnesses are interpolated linearly (in strain and angle, in angle and
 curvature) and held at the last sample beyond; negative values are set to 0. ARCSim doubles the
-stretching values when it evaluates them; so does :func:`stretching_stiffness`. Directions are folded
-into [0°, 90°] (a fabric's warp and weft are axes of symmetry). The files are in
+stretching values when it evaluates them; so does :func:`stretching_stiffness`. Where this module
+departs from ARCSim: directions are folded into [0°, 90°] (a fabric's warp and weft are axes of
+symmetry; ARCSim clamps a principal direction at 135° to the 90° sample instead of reading the 45°
+one), the stiffnesses are evaluated directly rather than through a 30³ table over G, and the bending
+stiffness of an edge is that of its own direction (ARCSim takes the smaller of its two faces', which
+differ only across seams). The files are in
 ``isocloth/data/meshes/bgl/materials`` (README.txt there: source and citation).
 """
 
@@ -129,7 +133,7 @@ def bending_stiffness(curvature, angle, bending: np.ndarray) -> np.ndarray:
     ang = np.asarray(angle, dtype=np.float64)
     if B.shape != (3, 5) or c.shape != ang.shape:
         raise ValueError(f"need bending (3, 5) and curvature, angle of one shape, got {B.shape}, {c.shape}, {ang.shape}")
-    v = np.clip(c / CURVATURE_STEP, 0.0, 4.0)
+    v = np.clip(np.where(np.isfinite(c), c, 0.0) / CURVATURE_STEP, 0.0, 4.0)  # NaN (a collapsed face) stays NaN below
     j = np.minimum(np.floor(v).astype(int), 3)
     s = v - j
     b = _fold(ang) / (np.pi / 4.0)
@@ -137,4 +141,4 @@ def bending_stiffness(curvature, angle, bending: np.ndarray) -> np.ndarray:
     r = b - i
     k = ((1 - r) * (1 - s) * B[i, j] + r * (1 - s) * B[i + 1, j] + (1 - r) * s * B[i, j + 1]
          + r * s * B[i + 1, j + 1])
-    return np.maximum(k, 0.0)
+    return np.where(np.isfinite(c), np.maximum(k, 0.0), np.nan)

@@ -148,6 +148,13 @@ class ClothSpec(_Strict):
     initial_velocity: Vec3Free = (0.0, 0.0, 0.0)
     relax_initial: bool = Field(default=False, description="project the initial shape onto the constraints first")
 
+    @model_validator(mode="after")
+    def _elastic_keys(self):
+        if self.model != "elastic" and self.material is not None:
+            raise ValueError("material is the measured material of model = 'elastic'; set model = 'elastic' or use "
+                             "fabric for the inextensible model")
+        return self
+
 
 # ------------------------------------------------------------------ grasps
 class NodeSelector(_Strict):

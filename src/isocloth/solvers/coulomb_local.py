@@ -19,7 +19,7 @@ function of the cone's Jordan algebra vanishes (Fukushima, Luo & Tseng 2002):
 The local problem couples u and r linearly, u = M_u z + c_u and r = M_r z + c_r in an unknown z: the
 primal problem of Li eq. 11 has z = u (r = W u + d), the dual one z = r (u = W r + d). The solver
 tries the two closed-form cases first (take-off, stick), then μ = 0 (frictionless sliding), then
-Newton's method on z ↦ f(û(z), r̂(z)/w) with a backtracking line search on ½‖f‖². The impulse is
+Newton's method on z ↦ f(û(z), r̂(z)/w) with a backtracking line search on ‖f‖. The impulse is
 divided by a mass scale w [kg] so that the residual is a velocity [m/s]; the law is invariant under
 this positive scaling.
 """
@@ -38,15 +38,25 @@ LOCAL_TOLERANCE = 1e-13
 
 
 @njit(cache=True)
-def _jordan_sqrt(z0, z1, z2):
-    """(z)^{1/2} in the Jordan algebra of the 3-D second-order cone (spectral decomposition), z ∈ K."""
+def _jordan_sqrt(z0, z1, z2, det):
+    """(z)^{1/2} in the Jordan algebra of the 3-D second-order cone (spectral decomposition), z ∈ K,
+    given det(z) = z0² − ‖z̄‖² computed without cancellation: the small eigenvalue is
+    det(z)/(z0 + ‖z̄‖), not z0 − ‖z̄‖ (which loses every digit on the cone's boundary)."""
     nz = math.sqrt(z1 * z1 + z2 * z2)
-    s1 = math.sqrt(max(z0 - nz, 0.0))
-    s2 = math.sqrt(max(z0 + nz, 0.0))
+    big = z0 + nz
+    s2 = math.sqrt(max(big, 0.0))
+    s1 = math.sqrt(max(det / big, 0.0)) if big > 0.0 else 0.0
     if nz > 0.0:
         h = 0.5 * (s2 - s1) / nz
         return 0.5 * (s1 + s2), h * z1, h * z2
     return 0.5 * (s1 + s2), 0.0, 0.0
+
+
+@njit(cache=True)
+def _det(a):
+    """a0² − ‖ā‖² as (a0 − ‖ā‖)(a0 + ‖ā‖)."""
+    n = math.sqrt(a[1] * a[1] + a[2] * a[2])
+    return (a[0] - n) * (a[0] + n)
 
 
 @njit(cache=True)
@@ -55,7 +65,11 @@ def _fb(x, y, out):
     z0 = x[0] * x[0] + x[1] * x[1] + x[2] * x[2] + y[0] * y[0] + y[1] * y[1] + y[2] * y[2]
     z1 = 2.0 * (x[0] * x[1] + y[0] * y[1])
     z2 = 2.0 * (x[0] * x[2] + y[0] * y[2])
-    q0, q1, q2 = _jordan_sqrt(z0, z1, z2)
+    # det(x∘x + y∘y) = det(x)² + det(y)² + 2(‖x‖²‖y‖² − 4 x0 y0 x̄·ȳ): no cancellation on the cone's boundary
+    xx = x[0] * x[0] + x[1] * x[1] + x[2] * x[2]
+    yy = y[0] * y[0] + y[1] * y[1] + y[2] * y[2]
+    det = _det(x) ** 2 + _det(y) ** 2 + 2.0 * (xx * yy - 4.0 * x[0] * y[0] * (x[1] * y[1] + x[2] * y[2]))
+    q0, q1, q2 = _jordan_sqrt(z0, z1, z2, det)
     out[0] = x[0] + y[0] - q0
     out[1] = x[1] + y[1] - q1
     out[2] = x[2] + y[2] - q2
@@ -173,7 +187,7 @@ def _newton(Mu, cu, Mr, cr, mu, w, z, tol, max_iter):
         if not accepted:
             return norm, it
         z[:] = zt
-    uT = _hat(Mu, cu, Mr, cr, z, mu, w, uh, rh, u, r)
+    _hat(Mu, cu, Mr, cr, z, mu, w, uh, rh, u, r)
     _fb(uh, rh, g)
     return math.sqrt(g[0] * g[0] + g[1] * g[1] + g[2] * g[2]), max_iter
 
@@ -246,12 +260,11 @@ def local_primal(W, d, mu, w, u, tol_scale, max_iter):
         det = W[1, 1] * W[2, 2] - W[1, 2] * W[2, 1]
         u1 = (-d[1] * W[2, 2] + d[2] * W[1, 2]) / det
         u2 = (-d[2] * W[1, 1] + d[1] * W[2, 1]) / det
-        rN = W[0, 1] * u1 + W[0, 2] * u2 + d[0]
-        if rN >= 0.0:
-            u[0] = 0.0
-            u[1] = u1
-            u[2] = u2
-            return 0.0, True
+        # r_N = −free_N / (W⁻¹)_NN > 0 when take-off failed (only rounding could make it negative)
+        u[0] = 0.0
+        u[1] = u1
+        u[2] = u2
+        return 0.0, True
     eye = np.eye(3)
     if u[0] != 0.0 or (u[1] == 0.0 and u[2] == 0.0):
         # start sliding: u_N = 0 and the free tangential velocity
@@ -259,8 +272,13 @@ def local_primal(W, d, mu, w, u, tol_scale, max_iter):
         u[1] = free[1]
         u[2] = free[2]
     res, _ = _newton(eye, np.zeros(3), W, d, mu, w, u, tol, max_iter)
-    if res > tol and _slide_scan(W, d, mu, True, u):  # Newton stalled: bracket the sliding solution, polish
-        res, _ = _newton(eye, np.zeros(3), W, d, mu, w, u, tol, max_iter)
+    if res > tol:  # Newton stalled: bracket the sliding solution, polish it, keep it if it is better
+        trial = u.copy()
+        if _slide_scan(W, d, mu, True, trial):
+            res2, _ = _newton(eye, np.zeros(3), W, d, mu, w, trial, tol, max_iter)
+            if res2 < res:
+                u[:] = trial
+                res = res2
     return res, res <= 1e3 * tol
 
 
@@ -293,8 +311,13 @@ def local_dual(W, d, mu, w, r, tol_scale, max_iter):
             r[1] = mu * r[0] * stick[1] / t
             r[2] = mu * r[0] * stick[2] / t
     res, _ = _newton(W, d, np.eye(3), np.zeros(3), mu, w, r, tol, max_iter)
-    if res > tol and _slide_scan(W, d, mu, False, r):
-        res, _ = _newton(W, d, np.eye(3), np.zeros(3), mu, w, r, tol, max_iter)
+    if res > tol:
+        trial = r.copy()
+        if _slide_scan(W, d, mu, False, trial):
+            res2, _ = _newton(W, d, np.eye(3), np.zeros(3), mu, w, trial, tol, max_iter)
+            if res2 < res:
+                r[:] = trial
+                res = res2
     return res, res <= 1e3 * tol
 
 
@@ -371,7 +394,7 @@ def solve_local(W, d, mu: float, *, form: str = "primal", w: float | None = None
     Raises
     ------
     ValueError
-        If W is not a finite SPD (3, 3) matrix, d not a finite (3,) vector, μ < 0, or form unknown.
+        If W is not a finite SPD (3, 3) matrix, d not a finite (3,) vector, μ < 0, w ≤ 0, or form unknown.
     """
     W = np.asarray(W, dtype=np.float64)
     d = np.asarray(d, dtype=np.float64)
@@ -386,6 +409,8 @@ def solve_local(W, d, mu: float, *, form: str = "primal", w: float | None = None
         raise ValueError(f"form must be 'primal' or 'dual', got {form!r}")
     if w is None:
         w = np.trace(W) / 3.0 if form == "primal" else 3.0 / np.trace(W)
+    if not (np.isfinite(w) and w > 0):
+        raise ValueError(f"the mass scale w must be finite and > 0 kg, got {w}")
     z = np.zeros(3)
     scale = 1.0 + float(np.abs(d).max()) * (1.0 / w if form == "primal" else 1.0)
     if form == "primal":

@@ -21,10 +21,13 @@ block Gauss–Seidel over the vertices (Li Algorithm 1): each contact vertex sol
 the tolerance sleeps for a few sweeps (the authors' code's criterion; Li §4.3), a local failure
 halves the update, and the residual — the largest Fischer–Burmeister residual of the contacts and
 ‖r_i‖/w_i of the free vertices [m/s], w_i = tr(Ŵ_ii)/3 [kg] — is evaluated every ``eval_every`` sweeps;
-the best iterate is kept. The contact's gap z_i at the start of the step and the thickness h enter
+the best iterate is kept. ‖r_i‖/w_i is about the velocity change block i's next update would make (a
+Gauss–Seidel step measure), not a bound on the error of the velocities: w_i holds δt² K as well as
+the mass, and on stiff cloth the error can be larger than the residual by up to w_i over the mass. The contact's gap z_i at the start of the step and the thickness h enter
 u_f as (z_i − h)/δt on the normal (Li §4.2), moving bodies as −v_body.
 
-A vertex touching p > 1 bodies is duplicated (Li §6): p blocks, one contact each, with Â_kl =
+A vertex in p > 1 contacts (with bodies or, as either end, with other vertices) is duplicated (Li §6):
+p blocks, one contact each, with Â_kl =
 A_ij/(p_i p_j) between copies of different vertices, Â_kk = A_ii/p_i, b̃_k = b_i/p_i, so that equal
 copies reproduce the vertex's row. The pin constraint that makes them equal enters as the term
 G C Gᵀ r on the right (C removes each group's mean of the copies' world impulses; Li §6's choice
@@ -136,11 +139,11 @@ class NodalProblem:
     A : (3m, 3m) sparse csr, b : (3m,) — the implicit step A v + b = Jᵀ r
     G : (3m, 3m) sparse csr, block orthogonal
     W_indptr, W_indices, W_blocks : Ŵ = G A Gᵀ in block-sparse rows (3 × 3 blocks)
-    d : (m, 3) d̂ [N s]; u_f : (m, 3) [m/s]
+    d : (m̃, 3) d̂ [N s]; u_f : (m̃, 3) [m/s]
     mu : (m̃,) friction coefficient of each block's contact, −1 for unconstrained blocks
     contact_block : (c,) block of each contact
     frames : (c, 3, 3) contact frames Eᵀ
-    owner : (m̃,) vertex of each block (m̃ ≥ m: a vertex with p > 1 body contacts has p blocks, Li §6)
+    owner : (m̃,) vertex of each block (m̃ ≥ m: a vertex in p > 1 contacts has p blocks, Li §6)
     group : (m̃,) pin group of each block (−1: the vertex is not duplicated)
     contacts : the :class:`NodalContacts`
     """
@@ -422,7 +425,7 @@ def _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT):
         _group_spread(group, v, spread)
         for i in range(m):
             e = math.sqrt(spread[i, 0] ** 2 + spread[i, 1] ** 2 + spread[i, 2] ** 2)
-            if e > worst:
+            if e > worst or e != e:
                 worst = e
     return worst
 
@@ -540,8 +543,8 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     t0 = time.perf_counter()
     m, nv = problem.blocks, problem.vertices
     v0 = _free_velocity(problem) if warm_start is None else np.asarray(warm_start, dtype=np.float64).ravel()
-    if v0.size != 3 * nv:
-        raise ValueError(f"warm_start must be ({nv}, 3), got {np.shape(warm_start)}")
+    if v0.size != 3 * nv or not np.isfinite(v0).all():
+        raise ValueError(f"warm_start must be a finite ({nv}, 3) array, got shape {np.shape(warm_start)}")
     u = (problem.G @ v0.reshape(nv, 3)[problem.owner].ravel()).reshape(m, 3) + problem.u_f
     w = _mass_scale(problem)
     n_skip = int(min(10, max(1, math.isqrt(m))))
@@ -620,9 +623,10 @@ def _dual_gauss_seidel(W, d, mu, w, r, tol, max_sweeps, eval_every):
     return sweeps, best_res
 
 
-def delassus(problem: NodalProblem) -> tuple[np.ndarray, np.ndarray, object]:
-    """The Delassus operator W = J A⁻¹ Jᵀ (3c, 3c) dense [1/kg] of the contacts (J the contact rows of
-    G), the free relative velocity d = J v_free + u_f (c, 3) [m/s] and the factorization of A."""
+def delassus(problem: NodalProblem) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(W, d, A⁻¹Jᵀ, v_free): the Delassus operator W = J A⁻¹ Jᵀ (3c, 3c) dense [1/kg] of the contacts
+    (J: :meth:`NodalProblem.contact_jacobian`), the free relative velocity d = J v_free + u_f (c, 3)
+    [m/s], A⁻¹Jᵀ (3m, 3c) and the contact-free velocities v_free = −A⁻¹b (3m,) [m/s]."""
     from isocloth.solvers.linalg import spd_factor
 
     F = spd_factor(problem.A)
@@ -631,7 +635,7 @@ def delassus(problem: NodalProblem) -> tuple[np.ndarray, np.ndarray, object]:
     W = np.asarray(J @ AinvJt)
     v_free = F.solve(-problem.b)
     d = (J @ v_free).reshape(-1, 3) + problem.u_f[problem.contact_block]
-    return 0.5 * (W + W.T), d, (F, J, AinvJt, v_free)
+    return 0.5 * (W + W.T), d, AinvJt, v_free
 
 
 def solve_dual(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: int = 2000,
@@ -646,7 +650,7 @@ def solve_dual(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: in
     """
     _check(tolerance, max_sweeps, eval_every)
     t0 = time.perf_counter()
-    W, d, (F, J, AinvJt, v_free) = delassus(problem)
+    W, d, AinvJt, v_free = delassus(problem)
     c = d.shape[0]
     w = _mass_scale(problem)[problem.contact_block]
     mu = problem.mu[problem.contact_block]
