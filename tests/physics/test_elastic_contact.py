@@ -71,3 +71,20 @@ def test_a_sheet_in_a_v_groove_stays_out_of_both_faces():
             doubled = max(doubled, contacts.node.size - np.unique(contacts.node).size)
     assert doubled >= 3  # the nodes on the groove's line touch both faces
     assert np.abs(s.v).max() < 0.05  # settled
+
+
+def test_a_rising_floor_lifts_the_sheet_without_passing_it():
+    """Contacts are predicted against the obstacle where it is at the end of the step: a floor rising at 1 m/s
+    (1 cm per step) under a sheet resting 3 mm above it never has a node below it."""
+    from isocloth.contact.obstacles.motion import MotionTranslation
+
+    mesh = rectangle(0.2, 0.2, 5, 5).transformed(np.eye(3), (0.0, 0.0, 0.003))
+    floor = ObstaclePlane(point=(0, 0, 0), normal=(0, 0, 1), mu=0.3, motion=MotionTranslation(velocity=(0, 0, 1.0)))
+    model = ModelBuilder().set_cloth(mesh, Material(rho=0.2, gravity=9.8)).add_obstacle(floor).finalize()
+    stepper = make_stepper("baraff-witkin", model, dt=0.01)
+    s = model.initial_state()
+    while s.t < 0.3 - 1e-9:
+        s, info = stepper.step(s)
+        assert info.converged
+        assert s.x[:, 2].min() >= s.t * 1.0 - 1e-9  # on or above the floor at its new height
+    assert s.v[:, 2].mean() == pytest.approx(1.0, abs=1e-6)  # carried up with it
