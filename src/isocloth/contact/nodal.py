@@ -68,28 +68,27 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None
     if not found:
         return NodalContacts.of([], np.zeros((0, 3)), [], [])
     node, gap, normal, z_pred, vel, mu = (np.concatenate(c) for c in zip(*found))
-    keep = _prune(node, normal, z_pred)
+    keep = _prune(node, np.full(node.size, -1), normal, z_pred)
     return NodalContacts.of(node[keep], normal[keep], gap[keep], mu[keep], body_velocity=vel[keep])
 
 
-def _prune(node: np.ndarray, normal: np.ndarray, depth: np.ndarray) -> np.ndarray:
-    """Indices kept: deepest first, a contact is dropped when a kept one of its node has a normal within
-    PRUNE_ANGLE."""
-    order = np.lexsort((depth, node))
-    keep = []
+def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """Indices kept (sorted), Li §5.2: contacts are taken deepest first (smallest ``depth``), and one is
+    dropped when every vertex it involves is already pushed, by contacts taken before, in a direction
+    within ``PRUNE_ANGLE`` of its own (the normal as seen from each vertex: ν at the node, −ν at the
+    other vertex of a self-contact; ``other`` −1 for a body). For body contacts: per node, one per
+    direction."""
     cos = np.cos(PRUNE_ANGLE)
-    start = 0
-    while start < order.size:
-        stop = start
-        while stop < order.size and node[order[stop]] == node[order[start]]:
-            stop += 1
-        kept = []
-        for i in order[start:stop]:  # by predicted gap, deepest first
-            if all(normal[i] @ normal[j] < cos for j in kept):
-                kept.append(i)
-        keep.extend(kept)
-        start = stop
-    return np.array(sorted(keep), dtype=np.int64)
+    pushed: dict[int, list] = {}
+    keep = []
+    for i in np.argsort(depth, kind="stable"):
+        ends = [(int(node[i]), normal[i])] + ([(int(other[i]), -normal[i])] if other[i] >= 0 else [])
+        if all(any(n @ q >= cos for q in pushed.get(v, ())) for v, n in ends):
+            continue
+        keep.append(i)
+        for v, n in ends:
+            pushed.setdefault(v, []).append(n)
+    return np.sort(np.array(keep, dtype=np.int64))
 
 
 def self_contacts(detector, x, x_predicted, v, free) -> NodalContacts:
@@ -156,16 +155,6 @@ def merge_contacts(*parts: NodalContacts) -> NodalContacts:
         return NodalContacts.of([], np.zeros((0, 3)), [], [])
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts])  # noqa: E731
     node, other, normal, gap = cat("node"), cat("other"), cat("normal"), cat("gap")
-    cos = np.cos(PRUNE_ANGLE)
-    pushed: dict[int, list] = {}
-    keep = []
-    for i in np.argsort(gap, kind="stable"):
-        ends = [(int(node[i]), normal[i])] + ([(int(other[i]), -normal[i])] if other[i] >= 0 else [])
-        if all(any(n @ q >= cos for q in pushed.get(v, ())) for v, n in ends):
-            continue
-        keep.append(i)
-        for v, n in ends:
-            pushed.setdefault(v, []).append(n)
-    keep = np.sort(np.array(keep, dtype=np.int64))
+    keep = _prune(node, other, normal, gap)
     return NodalContacts.of(node[keep], normal[keep], gap[keep], cat("mu")[keep], other=other[keep],
                             body_velocity=cat("body_velocity")[keep])
