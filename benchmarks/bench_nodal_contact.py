@@ -1,6 +1,6 @@
 """The primal nodal frictional contact solver of Li et al. 2018 (Algorithm 1, on Ŵ = G A Gᵀ) against
 the dual baseline (Gauss–Seidel on the assembled Delassus operator W = J A⁻¹ Jᵀ), on the same
-problems, interleaved; and the elastic inclined-plane scene per step.
+problems, interleaved; and the scenes of Li et al. §7.1, per step and split as in their Table 2.
 
 Problems: an n × n-node 1 m sheet of measured denim (Wang et al. 2011; membrane and bending
 stiffness at rest, A = M + δt² K, δt = 2 ms as in Li §7) lying on a floor with every node in
@@ -11,6 +11,7 @@ dual / primal. Li et al. 2018 Table 2 (C++, desktop): house of cards 0.09 s per 
 contacts; they report a 1,200× speed-up of the primal form on a dress with 1,100 contacts.
 
 Usage: python benchmarks/bench_nodal_contact.py [--sizes 10 20 30 40] [--dual-max 30] [--repeats 3]
+       [--scenes house-of-cards circular-drag ...]
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def main() -> None:
     ap.add_argument("--sizes", type=int, nargs="+", default=[10, 20, 30, 40])
     ap.add_argument("--dual-max", type=int, default=40, help="largest size solved by the dual baseline")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--scenes", nargs="*", default=list(LI_TABLE_2), help="scenes of Li et al. §7.1 to run")
     args = ap.parse_args()
     print_machine(THREADS)
     solve_primal(problem(4))  # compile
@@ -82,24 +84,40 @@ def main() -> None:
         else:
             row += " – | – | – | – | – |"
         print(row, flush=True)
-    scene()
+    table2(args.scenes)
 
 
-def scene() -> None:
+LI_TABLE_2 = {  # Li et al. 2018 Table 2 (C++, i7-5600U): n_v, n_c, t_p, t_cd, t_m, t_s [s], e, n_iter
+    "house-of-cards-low-friction": "μ 0.2: 75 / 176 / 0.09 / 9e-4 / 4e-4 / 0.09 / 2.6e-12 / 387",
+    "house-of-cards": "μ 0.6: 218 / 119 / 0.29 / 2e-3 / 3e-4 / 0.28 / 3.9e-11 / 1778",
+    "circular-drag": "μ 0.6: 59 / 26 / 0.04 / 6e-5 / 0 / 0.04 / 1.5e-10 / 25",
+    "belt": "μ 0.4: 502 / 476 / 2.48 / 0.01 / 2e-3 / 2.42 / 5.7e-9 / 261",
+    "li-inclined-plane": "–",
+}
+
+
+def table2(names) -> None:
+    """Li et al. Table 2's columns for our scenes, per step with contacts: vertices, contacts, whole step, detection,
+    merging, solver [ms], mean residual [m/s], sweeps, and the share of steps solved to the tolerance."""
     from isocloth.scenes.loader import load_scene
 
-    sc = load_scene("li-inclined-plane")
-    s = sc.initial_state
-    rows = []
-    while s.t < 1.0 - 1e-9:
-        s, info = sc.stepper.step(s)
-        rows.append((info.wall_time, info.detection_time, info.contact_count, info.friction_sweeps))
-    w = np.array(rows)
-    inc = w[w[:, 2] > 0]
-    print(f"\nli-inclined-plane (25 nodes, elastic gray interlock, dt 2 ms, 500 steps): {1e3 * w[:, 0].mean():.2f} ms "
-          f"per step, in contact {1e3 * inc[:, 0].mean():.2f} ms (detection {1e3 * inc[:, 1].mean():.2f} ms, "
-          f"{inc[:, 3].mean():.0f} sweeps, {inc[:, 2].mean():.0f} contacts); real-time factor "
-          f"{1.0 / w[:, 0].sum():.2f}")
+    print("\n| scene | nodes | contacts | step ms | detection ms | merging ms | solver ms | residual m/s | sweeps | "
+          "converged | Li Table 2: n_v / n_c / t_p / t_cd / t_m / t_s [s] / ē / n_iter |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    for name in names:
+        sc = load_scene(name)
+        s = sc.initial_state
+        rows = []
+        while s.t < sc.duration - 1e-9:
+            s, i = sc.stepper.step(s)
+            if i.contact_count:
+                rows.append((i.wall_time, i.detection_time, i.merge_time, i.solver_time, i.contact_count,
+                             i.residual, i.friction_sweeps, i.converged))
+        w = np.array(rows, dtype=float)
+        ms = 1e3 * w[:, :4].mean(axis=0)
+        print(f"| {name} | {sc.model.mesh.node_count} | {w[:, 4].mean():.0f} | {ms[0]:.2f} | {ms[1]:.2f} | "
+              f"{ms[2]:.2f} | {ms[3]:.2f} | {w[:, 5].mean():.1e} | {w[:, 6].mean():.0f} | "
+              f"{100 * w[:, 7].mean():.1f} % | {LI_TABLE_2.get(name, '–')} |", flush=True)
 
 
 if __name__ == "__main__":

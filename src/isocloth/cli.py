@@ -193,6 +193,13 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     if summary.extra.get("model") == "elastic":
         typer.echo(f"  max contact residual {summary.max_residual:.2e} m/s (tolerance {tol:.0e} m/s), mean "
                    f"Gauss-Seidel sweeps {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")
+        split = summary.extra.get("mean_step_split_s")
+        if split:
+            typer.echo(f"  per step: contact detection {1e3 * split['detection']:.2f} ms, merging "
+                       f"{1e3 * split['merge']:.2f} ms, contact solver {1e3 * split['solver']:.2f} ms, whole step "
+                       f"{1e3 * split['step']:.2f} ms")
+        if "steps_with_intersections" in summary.extra:
+            typer.echo(f"  steps ending with intersecting faces: {summary.extra['steps_with_intersections']}")
     else:
         typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
                    f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")

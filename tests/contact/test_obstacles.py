@@ -14,6 +14,7 @@ from isocloth.contact.obstacles import (
     MotionWaypoints,
     ObstacleBox,
     ObstacleCapsule,
+    ObstacleCone,
     ObstacleCylinder,
     ObstacleMesh,
     ObstacleNeedles,
@@ -41,6 +42,7 @@ def all_obstacles():
         "sphere": ObstacleSphere(center=(0.2, -0.1, 0.4), radius=0.35),
         "cylinder": ObstacleCylinder(center=(0.0, 0.1, 0.2), axis=(1.0, 0.0, 0.0), radius=0.2, half_height=0.6),
         "capsule": ObstacleCapsule(a=(-0.3, 0.0, 0.1), b=(0.4, 0.2, 0.3), radius=0.15),
+        "cone": ObstacleCone(apex=(0.1, -0.1, 0.6), axis=(0.0, 0.6, 0.8), radius=0.3, height=0.7),
         "needles": ObstacleNeedles(),
         "sdf": ObstacleSDF(lambda q: np.hypot(np.hypot(q[:, 0], q[:, 1]) - 0.3, q[:, 2]) - 0.1),  # torus
         "mesh": box_mesh_obstacle((0.1, 0.2, 0.7), (0.5, 0.3, 0.05)),
@@ -80,8 +82,11 @@ def fd_gradient(f, p, h=1e-6):
         (ObstacleCylinder(axis=(1, 0, 0), radius=0.2, half_height=0.5), [(0.8, 0, 0), (0, 0, 0.5)], [0.3, 0.3]),
         (ObstacleCapsule((0, 0, 0), (1, 0, 0), 0.1),
          [(0.5, 0.3, 0), (1.5, 0, 0), (-0.3, 0.4, 0), (0.5, 0, 0), (0.5, 0, 0.1)], [0.2, 0.4, 0.4, -0.1, 0.0]),
+        (ObstacleCone(apex=(0, 0, 1), radius=0.5, height=1.0),  # slant 2ρ + h = 1
+         [(0, 0, 1.5), (0, 0, -0.2), (0, 0, 0), (0, 0, 0.1), (1, 0, 0.5), (0, 0.8, -0.4), (0.25, 0, 0.5)],
+         [0.5, 0.2, 0.0, -0.1, 1.5 / np.sqrt(5), 0.5, 0.0]),
     ],
-    ids=["floor", "tilted-plane", "box", "sphere", "cylinder", "cylinder-x", "capsule"],
+    ids=["floor", "tilted-plane", "box", "sphere", "cylinder", "cylinder-x", "capsule", "cone"],
 )
 def test_signed_distance_matches_analytic_values(obstacle, points, expected):
     np.testing.assert_allclose(obstacle.signed_distance(np.array(points, float)), expected, atol=1e-14)
@@ -206,8 +211,9 @@ def test_gradient_matches_finite_differences_and_is_unit(name):
         (ObstacleCylinder(radius=0.2, half_height=0.5), [(0.1, 0.05, 0.1), (0.0, 0.0, 0.45), (0.0, 0.02, -0.47)]),
         (ObstacleCapsule((0, 0, 0), (1, 0, 0), 0.2), [(0.5, 0.05, 0.02), (1.1, 0.0, 0.01)]),
         (ObstacleSphere((0, 0, 0), 0.3), [(0.1, 0.05, -0.1)]),
+        (ObstacleCone(apex=(0, 0, 1), radius=0.5, height=1.0), [(0.05, 0.1, 0.1), (0.0, 0.1, 0.7), (0.3, 0.0, 0.05)]),
     ],
-    ids=["box", "cylinder", "capsule", "sphere"],
+    ids=["box", "cylinder", "capsule", "sphere", "cone"],
 )
 def test_gradient_inside_matches_finite_differences(obstacle, inside):
     p = np.array(inside, float)

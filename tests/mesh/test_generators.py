@@ -160,3 +160,30 @@ def test_band_is_a_closed_belt_with_the_cylinder_as_rest_shape():
     assert element_areas(m, m.vertices).sum() == pytest.approx(2 * np.pi * 0.2 * 0.05, rel=2e-3)
     with pytest.raises(MeshError):
         band(0.2, 0.0, 3, 64)
+
+
+def test_leaning_cards_touch_at_the_gap_and_stand_on_the_floor():
+    from isocloth.mesh.generators import leaning_cards
+    from isocloth.mesh.topology import element_areas
+
+    th = np.radians(30.0)
+    m = leaning_cards(0.063, 0.088, th, 0.001, 4, 5)
+    a, b = m.vertices[:20], m.vertices[20:]
+    assert element_areas(m, m.vertices).sum() == pytest.approx(2 * 0.063 * 0.088)  # two flat, unstrained cards
+    for card, sign in ((a, 1.0), (b, -1.0)):
+        bottom, top = card[card[:, 2] < 0.01], card[card[:, 2] > 0.07]
+        assert np.allclose(bottom[:, 2], 0.0005) and np.allclose(top[:, 2], 0.088 * np.cos(th) + 0.0005)
+        tilt = np.arctan2(sign * (top[:, 0].mean() - bottom[:, 0].mean()), top[:, 2].mean() - bottom[:, 2].mean())
+        assert tilt == pytest.approx(th)
+    top_a = a[a[:, 2].argmax()]
+    n_b = np.array([np.cos(th), 0.0, np.sin(th)])  # B's face normal, towards A
+    assert (top_a - b[0]) @ -n_b == pytest.approx(0.001)  # A's top edge a gap from B's plane
+    p = m.vertices[m.triangles]
+    n = np.cross(p[:, 1] - p[:, 0], p[:, 2] - p[:, 0])
+    n /= np.linalg.norm(n, axis=1, keepdims=True)
+    n_a, n_b_ = n[:len(n) // 2], n[len(n) // 2:]
+    assert np.allclose(n_a, n_a[0]) and np.allclose(n_b_, n_a[0] * [-1.0, 1.0, 1.0])  # B's faces mirror A's
+    with pytest.raises(MeshError):
+        leaning_cards(0.063, 0.088, np.pi / 2, 0.001, 4, 5)
+    with pytest.raises(MeshError):
+        leaning_cards(0.063, 0.088, th, -0.001, 4, 5)

@@ -73,7 +73,7 @@ def test_unknown_key_is_named(tmp_path):
     ("simulation.dtt=1", "simulation.dtt: unknown key; allowed here: dt, "),
     # a mesh table with neither branch's key: one error, not one per branch
     ("cloth.mesh={ nx = 3 }", "cloth.mesh: a mesh needs either 'generator' (rectangle, irregular, annulus, band, "
-     "disk) or 'file'"),
+     "disk, leaning-cards) or 'file'"),
 ])
 def test_unknown_key_lists_the_allowed_keys(override, message):
     with pytest.raises(SceneError) as err:

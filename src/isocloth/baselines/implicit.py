@@ -17,7 +17,9 @@ prediction) with exact Coulomb friction (each obstacle's μ), solved by the prim
 (:func:`isocloth.solvers.nodal_contact.solve_primal`, Li Algorithm 1). The nodes end the step on
 or outside each obstacle's inflated surface; edges and faces are not tested (Li §5 refines the mesh
 near obstacles for that). With self-collisions (``model.self_collision``) cloth–cloth pairs become
-self-contacts at their nearest vertices (:func:`isocloth.contact.nodal.self_contacts`, Li eq. 9).
+self-contacts at their nearest vertices (:func:`isocloth.contact.nodal.self_contacts`, Li eq. 9), and
+the face pairs that intersect at the end of the step are counted (``StepInfo.crossings``; Li's ICM
+fail-safe, which would remove them, is not built).
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
+from isocloth.contact.intersection import face_intersections
+from isocloth.contact.nodal import PRUNE_ANGLE
 from isocloth.state import State
 from isocloth.step.diagnostics import ShapeErrors, StepInfo
 
@@ -85,6 +89,8 @@ class ImplicitEulerStepper:
         if not tolerance > 0:
             raise ValueError(f"tolerance must be > 0 m/s, got {tolerance}")
         self.tolerance = float(tolerance)
+        self.prune_angle = PRUNE_ANGLE
+        """[rad]: contacts of one vertex whose normals are closer are one contact (Li §5.2; 0 keeps all)."""
         self.last_contacts = None
         """(NodalContacts, ContactSolution) of the last step's contact problem (node indices among
         the free nodes), None when it had no contact."""
@@ -146,6 +152,8 @@ class ImplicitEulerStepper:
         if not np.isfinite(x_new).all():
             bad = int(np.flatnonzero(~np.isfinite(x_new).all(axis=1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s")
+        if m.self_collision.enabled:  # Li et al. 2018 Table 2, n̄_i: intersections the contact solver left
+            info.crossings = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
         self._shape.fill(info, x_new)
         info.wall_time = time.perf_counter() - t0
         return State(x_new, v_new, t_new, state.step_index + 1), info
@@ -161,11 +169,17 @@ class ImplicitEulerStepper:
         free_nodes = np.flatnonzero(model.free_mask)
         v_pred = (v3 + dv).reshape(-1, 3)
         x = state.x
-        contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, dt, free_nodes)
+        contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, dt, free_nodes,
+                                     prune_angle=self.prune_angle)
         if model.self_collision.enabled:
-            contacts = merge_contacts(contacts, self_contacts(model.collision_detector, x, x + dt * v_pred, v_pred,
-                                                              model.free_mask))
-        info.detection_time = time.perf_counter() - t0
+            rows = model.collision_detector.detect(x, x + dt * v_pred, omega=0.5, proximity=True)
+            t1 = time.perf_counter()
+            contacts = merge_contacts(contacts, self_contacts(rows, x, v_pred, model.free_mask),
+                                      prune_angle=self.prune_angle)
+            info.merge_time = time.perf_counter() - t1
+            info.detection_time = t1 - t0
+        else:
+            info.detection_time = time.perf_counter() - t0
         info.contact_count = contacts.node.size
         self.last_contacts = None
         if not contacts.node.size:
@@ -173,8 +187,10 @@ class ImplicitEulerStepper:
         renumber = lambda n: np.where(n >= 0, np.searchsorted(free_nodes, n), -1)  # noqa: E731 - among the free nodes
         local = replace(contacts, node=renumber(contacts.node), other=renumber(contacts.other))
         v_f = v3.reshape(-1, 3)[free_nodes].ravel()
+        t2 = time.perf_counter()
         problem = nodal_problem(A_ff, -(rhs_f + A_ff @ v_f), local, dt=dt, thickness=0.0)
         sol = solve_primal(problem, tolerance=self.tolerance, warm_start=v_pred[free_nodes])  # Algorithm 1: −A⁻¹b
+        info.solver_time = time.perf_counter() - t2
         self.last_contacts = (local, sol)
         dv.reshape(-1, 3)[free_nodes] = sol.v - v3.reshape(-1, 3)[free_nodes]
         r, u = sol.r, sol.u

@@ -31,7 +31,8 @@ PRUNE_ANGLE = np.radians(10.0)
 """Two contacts of one node whose normals are closer than this [rad] are one contact (Li §5.2)."""
 
 
-def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None) -> NodalContacts:
+def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None, *,
+                      prune_angle: float = PRUNE_ANGLE) -> NodalContacts:
     """The node–obstacle contacts of one step (module docstring).
 
     Parameters
@@ -68,17 +69,19 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None
     if not found:
         return NodalContacts.of([], np.zeros((0, 3)), [], [])
     node, gap, normal, z_pred, vel, mu = (np.concatenate(c) for c in zip(*found))
-    keep = _prune(node, np.full(node.size, -1), normal, z_pred)
+    keep = _prune(node, np.full(node.size, -1), normal, z_pred, prune_angle)
     return NodalContacts.of(node[keep], normal[keep], gap[keep], mu[keep], body_velocity=vel[keep])
 
 
-def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.ndarray) -> np.ndarray:
+def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.ndarray, angle: float) -> np.ndarray:
     """Indices kept (sorted), Li §5.2: contacts are taken deepest first (smallest ``depth``), and one is
     dropped when every vertex it involves is already pushed, by contacts taken before, in a direction
-    within ``PRUNE_ANGLE`` of its own (the normal as seen from each vertex: ν at the node, −ν at the
+    within ``angle`` [rad] of its own (the normal as seen from each vertex: ν at the node, −ν at the
     other vertex of a self-contact; ``other`` −1 for a body). For body contacts: per node, one per
-    direction."""
-    cos = np.cos(PRUNE_ANGLE)
+    direction. ``angle`` 0 keeps every contact."""
+    if angle <= 0:
+        return np.arange(node.size, dtype=np.int64)
+    cos = np.cos(angle)
     pushed: dict[int, list] = {}
     keep = []
     for i in np.argsort(depth, kind="stable"):
@@ -91,13 +94,15 @@ def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.nd
     return np.sort(np.array(keep, dtype=np.int64))
 
 
-def self_contacts(detector, x, x_predicted, v, free) -> NodalContacts:
-    """Cloth–cloth contacts of one step (module docstring).
+def self_contacts(rows, x, v, free) -> NodalContacts:
+    """Cloth–cloth contacts of one step (module docstring): the detector's pairs relocated to vertices.
 
     Parameters
     ----------
-    detector : :class:`~isocloth.contact.self_collision.SelfCollisions` (the model's collision detector)
-    x, x_predicted : (n, 3) float64 [m], start of the step and contact-free prediction
+    rows : the collision rows of the step, ``detector.detect(x, x_predicted, omega=0.5, proximity=True)`` of
+        the model's :class:`~isocloth.contact.self_collision.SelfCollisions` (x_predicted: the contact-free
+        prediction)
+    x : (n, 3) float64 [m], positions at the start of the step
     v : (n, 3) float64 [m/s], velocities of the step (grasped nodes: their prescribed ones)
     free : (n,) bool, nodes that are unknowns
 
@@ -106,7 +111,6 @@ def self_contacts(detector, x, x_predicted, v, free) -> NodalContacts:
     :class:`~isocloth.solvers.nodal_contact.NodalContacts`: self-contacts (``other`` ≥ 0) and, for pairs
     with a held side, body contacts; gaps z − τ0 [m].
     """
-    rows = detector.detect(x, x_predicted, omega=0.5, proximity=True)
     if rows.kind.size == 0:
         return NodalContacts.of([], np.zeros((0, 3)), [], [])
     cloth = np.all((rows.nodes >= 0) | (rows.weights == 0), axis=1)  # thin-obstacle rows are not cloth pairs
@@ -143,10 +147,10 @@ def self_contacts(detector, x, x_predicted, v, free) -> NodalContacts:
                             body_velocity=np.array(out["vel"]))
 
 
-def merge_contacts(*parts: NodalContacts) -> NodalContacts:
+def merge_contacts(*parts: NodalContacts, prune_angle: float = PRUNE_ANGLE) -> NodalContacts:
     """One :class:`NodalContacts` of several, pruned (Li §5.2): contacts are taken deepest first
     (smallest gap), and one is dropped when every vertex it involves is already pushed, by contacts
-    taken before, in a direction within ``PRUNE_ANGLE`` of its own (the normal as seen from each
+    taken before, in a direction within ``prune_angle`` [rad] of its own (the normal as seen from each
     vertex: ν at the node, −ν at the other vertex of a self-contact). Such redundant contacts
     constrain nothing more and make the Gauss–Seidel iterations slow; no vertex loses its last
     contact in a direction."""
@@ -155,6 +159,6 @@ def merge_contacts(*parts: NodalContacts) -> NodalContacts:
         return NodalContacts.of([], np.zeros((0, 3)), [], [])
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts])  # noqa: E731
     node, other, normal, gap = cat("node"), cat("other"), cat("normal"), cat("gap")
-    keep = _prune(node, other, normal, gap)
+    keep = _prune(node, other, normal, gap, prune_angle)
     return NodalContacts.of(node[keep], normal[keep], gap[keep], cat("mu")[keep], other=other[keep],
                             body_velocity=cat("body_velocity")[keep])

@@ -3,8 +3,8 @@ Green-strain membrane and dihedral-angle bending, stepped by linearised implicit
 Coulomb contact (:class:`isocloth.baselines.implicit.ImplicitEulerStepper`)."""
 
 from isocloth.elastic.forces import MeasuredClothForces, dihedral_angles, interior_edges
-from isocloth.elastic.materials import (MEASURED_MATERIALS, MeasuredMaterial, bending_stiffness,
+from isocloth.elastic.materials import (MATERIALS, MEASURED_MATERIALS, MeasuredMaterial, bending_stiffness,
                                         load_measured_material, stretching_stiffness)
 
-__all__ = ["MEASURED_MATERIALS", "MeasuredClothForces", "MeasuredMaterial", "bending_stiffness", "dihedral_angles",
+__all__ = ["MATERIALS", "MEASURED_MATERIALS", "MeasuredClothForces", "MeasuredMaterial", "bending_stiffness", "dihedral_angles",
            "interior_edges", "load_measured_material", "stretching_stiffness"]

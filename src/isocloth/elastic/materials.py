@@ -20,7 +20,9 @@ symmetry; ARCSim clamps a principal direction at 135° to the 90° sample instea
 one), the stiffnesses are evaluated directly rather than through a 30³ table over G, and the bending
 stiffness of an edge is that of its own direction (ARCSim takes the smaller of its two faces', which
 differ only across seams). The files are in
-``isocloth/data/meshes/bgl/materials`` (README.txt there: source and citation).
+``isocloth/data/meshes/bgl/materials`` (README.txt there: source and citation); materials that are not
+cloth (a playing card for Li et al.'s house of cards) in ``isocloth/data/materials``, in the same
+format (README.txt there: the values and their sources).
 """
 
 from __future__ import annotations
@@ -31,13 +33,18 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["MEASURED_MATERIALS", "MeasuredMaterial", "bending_stiffness", "load_measured_material",
+__all__ = ["MATERIALS", "MEASURED_MATERIALS", "MeasuredMaterial", "bending_stiffness", "load_measured_material",
            "stretching_stiffness"]
 
 FOLDER = Path(__file__).resolve().parents[1] / "data" / "meshes" / "bgl" / "materials"
 
+OTHER_FOLDER = Path(__file__).resolve().parents[1] / "data" / "materials"
+
 MEASURED_MATERIALS = tuple(sorted(p.stem for p in FOLDER.glob("*.json")))
-"""Names of the measured materials shipped with the package (e.g. "11oz-black-denim")."""
+"""Names of the measured cloth materials shipped with the package (e.g. "11oz-black-denim")."""
+
+MATERIALS = MEASURED_MATERIALS + tuple(sorted(p.stem for p in OTHER_FOLDER.glob("*.json")))
+"""Names of every material shipped with the package: the measured ones and "playing-card"."""
 
 STRAIN_SAMPLE = 1.0 / 6.0
 """Principal stretch of stretching rows 1–5 (dimensionless)."""
@@ -58,7 +65,7 @@ class MeasuredMaterial:
 
 
 def load_measured_material(name_or_path) -> MeasuredMaterial:
-    """A material of :data:`MEASURED_MATERIALS` by name, or a file in the same JSON format.
+    """A material of :data:`MATERIALS` by name, or a file in the same JSON format.
 
     Raises
     ------
@@ -68,8 +75,10 @@ def load_measured_material(name_or_path) -> MeasuredMaterial:
     """
     p = Path(str(name_or_path))
     path = p if p.suffix == ".json" and p.exists() else FOLDER / f"{name_or_path}.json"
+    if not path.exists() and str(name_or_path) in MATERIALS:
+        path = OTHER_FOLDER / f"{name_or_path}.json"
     if not path.exists():
-        raise ValueError(f"unknown material {name_or_path!r}: use one of {', '.join(MEASURED_MATERIALS)} "
+        raise ValueError(f"unknown material {name_or_path!r}: use one of {', '.join(MATERIALS)} "
                          "or the path of a .json file in their format")
     try:
         data = json.loads(path.read_text())

@@ -251,6 +251,45 @@ def band(radius: float, width: float, n_across: int, n_around: int, *, element: 
     return _flat_mesh(pts + c, triangles=_split_quads(quads, flip), name=name)
 
 
+def leaning_cards(width: float, height: float, angle: float, gap: float, nx: int, ny: int, *,
+                  name: str | None = None) -> Mesh:
+    """Two flat cards leaning on each other on the floor z = 0, the unit of a house of cards: each
+    ``width`` × ``height``, its height tilted by ``angle`` from the vertical, card A (nodes 0 …
+    nx·ny − 1) rising from x < 0, card B from x > 0, their top edges along the y axis. B's face passes
+    ``gap`` from A's top edge; both bottom edges stand ``gap``/2 above the floor. Each card is the
+    :func:`rectangle` grid (triangles; i along the width, j up the card) and its own rest shape.
+
+    Parameters
+    ----------
+    width, height : float [m], > 0
+    angle : float [rad], in (0, π/2): tilt of each card from the vertical
+    gap : float [m], ≥ 0: contact thickness between the cards (and to the floor)
+    nx, ny : int, nodes along the width and up each card, >= 2
+    name : str, optional
+
+    Raises
+    ------
+    MeshError
+        For non-positive sizes, an angle outside (0, π/2), a negative gap or too few nodes.
+    """
+    if not (width > 0 and height > 0 and 0 < angle < 0.5 * np.pi and gap >= 0):
+        raise MeshError(f"leaning cards need width, height > 0 [m], 0 < angle < π/2 [rad] and gap >= 0 [m], got "
+                        f"{width}, {height}, {angle}, {gap}")
+    if nx < 2 or ny < 2:
+        raise MeshError(f"leaning cards need nx, ny >= 2, got {nx}, {ny}")
+    flat = rectangle(width, height, nx, ny, element="triangle")
+    y, s = flat.vertices[:, 0], flat.vertices[:, 1] + 0.5 * height  # s: distance up the card
+    sin, cos = np.sin(angle), np.cos(angle)
+    z = s * cos + 0.5 * gap
+    a = np.stack([(s - height) * sin, y, z], axis=1)  # A's top edge on x = 0
+    # B: the mirror line x = c − s sin, its face ``gap`` from A's top edge (0, height cos + gap/2)
+    c = gap / cos + height * sin
+    b = np.stack([c - s * sin, y, z], axis=1)
+    b_tri = flat.triangles[:, ::-1] + flat.node_count  # mirrored: keep the normals facing out of the tent
+    name = name or f"leaning cards {width:g} x {height:g} m at {np.degrees(angle):g} deg, {nx}x{ny} each"
+    return _flat_mesh(np.vstack([a, b]), triangles=np.vstack([flat.triangles, b_tri]), name=name)
+
+
 # ------------------------------------------------------------ irregular mesh
 def _unique_edges(simplices: np.ndarray) -> np.ndarray:
     e = np.concatenate([simplices[:, [0, 1]], simplices[:, [1, 2]], simplices[:, [2, 0]]])

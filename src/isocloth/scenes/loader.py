@@ -267,6 +267,8 @@ def build_mesh(cfg: SceneConfig, base_dir: Path):
         mesh = generators.annulus(spec.r_inner, spec.r_outer, spec.n_radial, spec.n_angular, element=spec.element)
     elif spec.generator == "band":
         mesh = generators.band(spec.radius, spec.width, spec.n_across, spec.n_around, element=spec.element)
+    elif spec.generator == "leaning-cards":
+        mesh = generators.leaning_cards(spec.width, spec.height, spec.angle, spec.gap, spec.nx, spec.ny)
     else:
         mesh = generators.disk(spec.radius, spec.n_radial, spec.n_angular, element=spec.element)
     pl = cfg.cloth.placement

@@ -90,6 +90,14 @@ class CylinderSpec(_Common):
     half_height: Length = Field(gt=0)
 
 
+class ConeSpec(_Common):
+    type: Literal["cone"]
+    apex: Vec3
+    axis: Vec3Free = Field(default=(0.0, 0.0, 1.0), description="from the base's centre to the apex")
+    radius: Length = Field(gt=0, description="base radius")
+    height: Length = Field(gt=0)
+
+
 class CapsuleSpec(_Common):
     type: Literal["capsule"]
     a: Vec3
@@ -198,7 +206,7 @@ class PointsSpec(_Thin):
     motion: MotionSpec = MotionStaticSpec(type="static")
 
 
-ObstacleSpec = Annotated[Union[PlaneSpec, BoxSpec, SphereSpec, CylinderSpec, CapsuleSpec, NeedlesSpec,
+ObstacleSpec = Annotated[Union[PlaneSpec, BoxSpec, SphereSpec, CylinderSpec, ConeSpec, CapsuleSpec, NeedlesSpec,
                                MeshObstacleSpec, StickSpec, PolylineSpec, SegmentsSpec, NeedleBedSpec, PointsSpec],
                          Field(discriminator="type")]
 
@@ -334,6 +342,8 @@ def build_obstacle(spec, resolve_file) -> object:
     if spec.type == "cylinder":
         return ob.ObstacleCylinder(center=spec.center, axis=spec.axis, radius=spec.radius,
                                    half_height=spec.half_height, **kw)
+    if spec.type == "cone":
+        return ob.ObstacleCone(apex=spec.apex, axis=spec.axis, radius=spec.radius, height=spec.height, **kw)
     if spec.type == "capsule":
         return ob.ObstacleCapsule(a=spec.a, b=spec.b, radius=spec.radius, **kw)
     if spec.type == "needles":

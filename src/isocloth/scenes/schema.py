@@ -68,13 +68,25 @@ class MeshDisk(_Strict):
     element: Literal["quad", "triangle"] = "triangle"
 
 
+class MeshLeaningCards(_Strict):
+    """Two cards leaning on each other on the floor (isocloth.mesh.generators.leaning_cards)."""
+
+    generator: Literal["leaning-cards"]
+    width: Length = Field(gt=0, description="card width, along the ridge")
+    height: Length = Field(gt=0, description="card height, from floor to ridge along the card")
+    angle: Angle = Field(gt=0, lt=1.5707963267948966, description="tilt of each card from the vertical")
+    gap: Length = Field(default=0.0, ge=0, description="contact thickness between the cards and to the floor")
+    nx: int = Field(ge=2, description="nodes along the width")
+    ny: int = Field(ge=2, description="nodes up each card")
+
+
 class MeshFile(_Strict):
     file: str = Field(description="path relative to the scene file, or 'builtin:bgl/...' for packaged meshes")
     rest: Literal["auto", "vt", "m", "geometry"] = "auto"
     merge_tolerance: Length | None = None
 
 
-MeshSpec = Annotated[Union[MeshRectangle, MeshIrregular, MeshAnnulus, MeshBand, MeshDisk],
+MeshSpec = Annotated[Union[MeshRectangle, MeshIrregular, MeshAnnulus, MeshBand, MeshDisk, MeshLeaningCards],
                      Field(discriminator="generator")]
 
 
@@ -110,7 +122,7 @@ class ClothSpec(_Strict):
     mesh: Annotated[Union[Annotated[MeshSpec, Tag("generator")], Annotated[MeshFile, Tag("file")]],
                     Discriminator(_mesh_kind, custom_error_type="mesh_kind",
                                   custom_error_message="a mesh needs either 'generator' (rectangle, irregular, "
-                                  "annulus, band, disk) or 'file'")]
+                                  "annulus, band, disk, leaning-cards) or 'file'")]
     placement: Placement = Placement()
     noise: Noise | None = None
     fabric: str | None = Field(default=None, description="preset name, see isocloth.model.FABRIC_PRESETS")
@@ -129,11 +141,11 @@ class ClothSpec(_Strict):
     model: Literal["inextensible", "elastic"] = Field(
         default="inextensible", description="'inextensible': Coltraro et al.'s model (constraints on the first "
         "fundamental form, fast projection); 'elastic': the model of Li et al. 2018 §7 (measured membrane and "
-        "bending stiffnesses of Wang et al. 2011, linearised implicit Euler, exact Coulomb contact at the nodes; "
-        "beta is the stiffness-proportional damping c_d [s]; no self-collisions)")
-    material: str | None = Field(default=None, description="measured material of model = 'elastic' (a name of "
-                                 "isocloth.elastic.MEASURED_MATERIALS, e.g. '11oz-black-denim', or a .json file in "
-                                 "their format); default 'gray-interlock'; its density is rho unless rho is given")
+        "bending stiffnesses of Wang et al. 2011, linearised implicit Euler, exact Coulomb contact at the nodes, "
+        "cloth-cloth contacts at the nearest nodes (Li eq. 9); beta is the stiffness-proportional damping c_d [s])")
+    material: str | None = Field(default=None, description="material of model = 'elastic' (a name of "
+                                 "isocloth.elastic.MATERIALS, e.g. '11oz-black-denim' or 'playing-card', or a .json "
+                                 "file in their format); default 'gray-interlock'; its density is rho unless rho is given")
     warp: Vec3Free = Field(default=(1.0, 0.0, 0.0), description="direction of the fabric's warp for model = "
                            "'elastic', in the coordinates of the rest shape (the mesh before placement), projected "
                            "onto it; the weft is normal to it")

@@ -17,7 +17,13 @@ stays unconstrained); the identity elsewhere. In the primal unknowns u = G v + u
 
 with Ŵ as sparse as A: the Delassus operator W = J A⁻¹ Jᵀ, dense, is never formed. It is solved by
 block Gauss–Seidel over the vertices (Li Algorithm 1): each contact vertex solves its local problem
-(Li eq. 11), each free vertex its 3 × 3 block; a vertex whose update changes u and r/w_i by less than
+(Li eq. 11). Where Algorithm 1 also sweeps the free vertices one 3 × 3 block at a time, they form
+one block here, solved exactly after every sweep over the contacts (a sparse LU of their rows of Ŵ,
+once per step; the vertices whose row of G is the identity, i.e. in no contact and not the mean row
+of a self-contact): on stiff cloth single-vertex sweeps carry the elastic coupling across the free
+cloth one vertex per sweep, so their count grows with the stiffness over the mass, while the block
+solve carries it in one (``free_block = "vertices"`` keeps Algorithm 1's sweeps, for comparison).
+A contact vertex whose update changes u and r/w_i by less than
 the tolerance sleeps for a few sweeps (the authors' code's criterion; Li §4.3), a local failure
 halves the update, and the residual — the largest Fischer–Burmeister residual of the contacts and
 ‖r_i‖/w_i of the free vertices [m/s], w_i = tr(Ŵ_ii)/3 [kg] — is evaluated every ``eval_every`` sweeps;
@@ -49,6 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 import scipy.sparse as sp
 from numba import njit
+from scipy.sparse.linalg import splu
 
 from isocloth.solvers.coulomb_local import contact_residual, local_dual, local_primal
 
@@ -347,6 +354,49 @@ def _row_product(indptr, indices, blocks, u, i, skip_diag, out):
 
 
 @njit(cache=True)
+def _free_block_solve(indptr, indices, blocks, d, u, free, lu, rhs):
+    """u of the free block ← its exact solution given the other blocks: Ŵ_FF u_F = −(d̂_F + Ŵ_F· u_·),
+    with Pr Ŵ_FF Pc = L U (``lu``: SuperLU's factors in CSC arrays and its permutations)."""
+    Lp, Li, Lx, Up, Ui, Ux, perm_r, perm_c, slot = lu
+    n = 3 * free.size
+    for q in range(free.size):
+        i = free[q]
+        acc0, acc1, acc2 = d[i, 0], d[i, 1], d[i, 2]
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            if slot[j] >= 0:  # a free block: on the left-hand side
+                continue
+            B = blocks[p]
+            acc0 += B[0, 0] * u[j, 0] + B[0, 1] * u[j, 1] + B[0, 2] * u[j, 2]
+            acc1 += B[1, 0] * u[j, 0] + B[1, 1] * u[j, 1] + B[1, 2] * u[j, 2]
+            acc2 += B[2, 0] * u[j, 0] + B[2, 1] * u[j, 1] + B[2, 2] * u[j, 2]
+        rhs[perm_r[3 * q]] = -acc0
+        rhs[perm_r[3 * q + 1]] = -acc1
+        rhs[perm_r[3 * q + 2]] = -acc2
+    for c in range(n):  # L z = Pr b, L unit lower triangular (CSC)
+        zc = rhs[c]
+        for p in range(Lp[c], Lp[c + 1]):
+            row = Li[p]
+            if row > c:
+                rhs[row] -= Lx[p] * zc
+    for c in range(n - 1, -1, -1):  # U y = z (CSC, diagonal stored)
+        diag = 0.0
+        for p in range(Up[c], Up[c + 1]):
+            if Ui[p] == c:
+                diag = Ux[p]
+        rhs[c] /= diag
+        yc = rhs[c]
+        for p in range(Up[c], Up[c + 1]):
+            row = Ui[p]
+            if row < c:
+                rhs[row] -= Ux[p] * yc
+    for q in range(free.size):  # x = Pc y
+        i = free[q]
+        for a in range(3):
+            u[i, a] = rhs[perm_c[3 * q + a]]
+
+
+@njit(cache=True)
 def _block_residual(r, u, mu, w):
     """[m/s] of one block: ‖f(û, r̂/w)‖ for a contact, ‖r‖/w for a free block."""
     if mu < 0.0:
@@ -432,10 +482,11 @@ def _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT):
 
 @njit(cache=True)
 def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT, pin, tol, max_sweeps, eval_every,
-                         n_skip):
+                         n_skip, free, lu):
     """Li Algorithm 1 on r = Ŵ u + d̂ + G C Gᵀ r (the pin term of Li §6, in pin (m, 3), updated for a
-    vertex's copies whenever one of them changes); u (m, 3) updated in place (the best iterate on
-    return). Returns (sweeps, residual)."""
+    vertex's copies whenever one of them changes), the blocks ``free`` solved together after each sweep
+    (:func:`_free_block_solve`); u (m, 3) updated in place (the best iterate on return). Returns
+    (sweeps, residual)."""
     m = d.shape[0]
     diag = np.empty(m, dtype=np.int64)
     inv = np.empty((m, 3, 3))
@@ -457,10 +508,14 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT
     best_pin = pin.copy()
     best_res = math.inf
     unew = np.empty(3)
+    slot = lu[8]
+    rhs = np.empty(3 * free.size)
     sweeps = 0
     for k in range(1, max_sweeps + 1):
         sweeps = k
         for i in range(m):
+            if slot[i] >= 0:
+                continue
             if skip[i] > 0:
                 skip[i] -= 1
                 continue
@@ -486,6 +541,8 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT
                 if change >= tol:  # the group's pin terms moved: its copies solve again
                     for q in range(members_ptr[group[i]], members_ptr[group[i] + 1]):
                         skip[members[q]] = 0
+        if free.size:
+            _free_block_solve(indptr, indices, blocks, d, u, free, lu, rhs)
         if k % eval_every == 0 or k == max_sweeps:
             res = _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT)
             if res < best_res:
@@ -520,7 +577,7 @@ def _diagonal_positions(problem: NodalProblem) -> np.ndarray:
 
 
 def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: int = 2000,
-                 eval_every: int = 25, warm_start=None) -> ContactSolution:
+                 eval_every: int = 25, warm_start=None, free_block: str = "exact") -> ContactSolution:
     """Li et al. 2018 Algorithm 1: block Gauss–Seidel over the vertices on r = Ŵ u + d̂.
 
     Parameters
@@ -529,6 +586,8 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     tolerance : [m/s], on the residual of the module docstring (Li §7: 1e-8)
     max_sweeps : sweep cap (Li §7: 2000); eval_every : sweeps between residual evaluations
     warm_start : (m, 3) float64 [m/s] initial velocities (default: the contact-free solution −A⁻¹b)
+    free_block : "exact" (the vertices without contact solved together after each sweep, module
+        docstring) or "vertices" (Algorithm 1 as published: one 3 × 3 block per vertex)
 
     Returns
     -------
@@ -537,9 +596,12 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     Raises
     ------
     ValueError
-        If tolerance ≤ 0, max_sweeps or eval_every < 1, or warm_start has the wrong shape.
+        If tolerance ≤ 0, max_sweeps or eval_every < 1, warm_start has the wrong shape or free_block is
+        neither "exact" nor "vertices".
     """
     _check(tolerance, max_sweeps, eval_every)
+    if free_block not in ("exact", "vertices"):
+        raise ValueError(f"free_block must be 'exact' or 'vertices', got {free_block!r}")
     t0 = time.perf_counter()
     m, nv = problem.blocks, problem.vertices
     v0 = _free_velocity(problem) if warm_start is None else np.asarray(warm_start, dtype=np.float64).ravel()
@@ -551,9 +613,10 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     G, GT = _bsr_arrays(problem.G), _bsr_arrays(problem.G.T)
     group = _dense_groups(problem.group)
     pin = np.zeros((m, 3))
+    free = _free_blocks(problem) if free_block == "exact" else np.zeros(0, dtype=np.int64)
     sweeps, res = _primal_gauss_seidel(problem.W_indptr, problem.W_indices, problem.W_blocks, problem.d,
                                        problem.mu, w, u, problem.u_f, group, G, GT, pin, float(tolerance),
-                                       int(max_sweeps), int(eval_every), n_skip)
+                                       int(max_sweeps), int(eval_every), n_skip, free, _free_block_factor(problem, free))
     v = problem.vertex_velocities((problem.G.T @ (u - problem.u_f).ravel()).reshape(m, 3))
     cb = problem.contact_block
     r = np.empty((cb.size, 3))
@@ -562,6 +625,31 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
         r[q] = problem.d[i] + pin[i] + np.einsum("kab,kb->a", problem.W_blocks[lo:hi], u[problem.W_indices[lo:hi]])
     return ContactSolution(v, r, u[cb].copy(), int(sweeps), float(res), bool(res <= tolerance),
                            time.perf_counter() - t0)
+
+
+def _free_blocks(problem: NodalProblem) -> np.ndarray:
+    """Blocks of the vertices in no contact whose row of G is the identity (not a self-contact's mean row)."""
+    G = sp.bsr_matrix(problem.G, blocksize=(3, 3))
+    plain = np.diff(G.indptr) == 1
+    return np.flatnonzero(plain & (problem.mu < 0) & (problem.group < 0)).astype(np.int64)
+
+
+def _free_block_factor(problem: NodalProblem, free: np.ndarray) -> tuple:
+    """SuperLU factors Pr Ŵ_FF Pc = L U of the free blocks' rows and columns of Ŵ, as CSC arrays, with the
+    permutations and each block's slot in ``free`` (−1 for the others)."""
+    slot = np.full(problem.blocks, -1, dtype=np.int64)
+    slot[free] = np.arange(free.size)
+    if not free.size:
+        z, zf = np.zeros(1, dtype=np.int64), np.zeros(1)
+        return z, z, zf, z, z, zf, z, z, slot
+    W = sp.bsr_matrix((problem.W_blocks, problem.W_indices, problem.W_indptr), shape=(3 * problem.blocks,) * 2)
+    idx = (3 * free[:, None] + np.arange(3)).ravel()
+    W_ff = W.tocsr()[idx][:, idx].tocsc()
+    lu = splu(W_ff, permc_spec="MMD_AT_PLUS_A", diag_pivot_thresh=0.0, options={"SymmetricMode": True})
+    L, U = lu.L.tocsc(), lu.U.tocsc()
+    i64 = lambda a: np.ascontiguousarray(a, dtype=np.int64)  # noqa: E731
+    return (i64(L.indptr), i64(L.indices), np.ascontiguousarray(L.data), i64(U.indptr), i64(U.indices),
+            np.ascontiguousarray(U.data), i64(lu.perm_r), i64(lu.perm_c), slot)
 
 
 def _bsr_arrays(M) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -30,9 +30,13 @@ class ContactDiagnostics:
     held_edges : int, element edges held at their stretch bound at the end of the step
         (``isocloth.fem.stretch_limits``)
     restarts : int, restarts of the step with ω ← decay·ω after a failed ω = 0 check (§4.1)
-    crossings : int, crossing pairs still found by the final ω = 0 check (0 unless the restarts ran out)
+    crossings : int, crossing pairs still found by the final ω = 0 check (0 unless the restarts ran out);
+        for the elastic model with self-collisions, the intersecting face pairs at the end of the step
     omega : float, proximity parameter ω of the accepted iteration (nan without collision detection)
     detection_time : float [s], wall time in collision detection (node–obstacle and CCD)
+    merge_time : float [s], wall time relocating cloth–cloth pairs to vertices and pruning the contacts
+        (the elastic model; Li et al. 2018 Table 2, t̄_m)
+    solver_time : float [s], wall time in the frictional contact solver (the elastic model; Li Table 2, t̄_s)
     """
 
     contact_count: int = 0
@@ -54,6 +58,8 @@ class ContactDiagnostics:
     crossings: int = 0
     omega: float = float("nan")
     detection_time: float = 0.0
+    merge_time: float = 0.0
+    solver_time: float = 0.0
 
 
 CONTACT_FIELDS = tuple(f.name for f in fields(ContactDiagnostics))

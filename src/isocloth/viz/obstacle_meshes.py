@@ -68,6 +68,9 @@ def _reference_triangles(obstacle, low: np.ndarray, high: np.ndarray) -> np.ndar
     elif isinstance(obstacle, ob.ObstacleCylinder):
         mesh = _aligned(trimesh.creation.cylinder(radius=obstacle.radius, height=2.0 * obstacle.half_height,
                                                   sections=_SECTIONS), obstacle.axis, obstacle.center)
+    elif isinstance(obstacle, ob.ObstacleCone):
+        mesh = _aligned(trimesh.creation.cone(radius=obstacle.radius, height=obstacle.height, sections=_SECTIONS),
+                        obstacle.axis, obstacle.apex - obstacle.height * obstacle.axis)
     elif isinstance(obstacle, ob.ObstacleCapsule):
         a, b = np.asarray(obstacle.a, dtype=np.float64), np.asarray(obstacle.b, dtype=np.float64)
         length = float(np.linalg.norm(b - a))

@@ -11,6 +11,7 @@ from isocloth.contact.obstacles.base import Obstacle
 from isocloth.contact.obstacles.box import ObstacleBox
 from isocloth.contact.obstacles.codim import ObstacleCodim, ObstaclePoints, ObstacleSegments, read_seg
 from isocloth.contact.obstacles.capsule import ObstacleCapsule
+from isocloth.contact.obstacles.cone import ObstacleCone
 from isocloth.contact.obstacles.cylinder import ObstacleCylinder
 from isocloth.contact.obstacles.motion import (
     Motion,
@@ -35,6 +36,7 @@ __all__ = [
     "ObstacleBox",
     "ObstacleSphere",
     "ObstacleCylinder",
+    "ObstacleCone",
     "ObstacleCapsule",
     "ObstacleNeedles",
     "ObstacleSDF",
