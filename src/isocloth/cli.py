@@ -199,7 +199,9 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
                        f"{1e3 * split['merge']:.2f} ms, contact solver {1e3 * split['solver']:.2f} ms, whole step "
                        f"{1e3 * split['step']:.2f} ms")
         if "steps_with_intersections" in summary.extra:
-            typer.echo(f"  steps ending with intersecting faces: {summary.extra['steps_with_intersections']}")
+            typer.echo(f"  steps with intersecting faces after the contact solver: "
+                       f"{summary.extra['steps_with_intersections']}, after intersection contour minimization: "
+                       f"{summary.extra['steps_with_intersections_after_icm']}")
     else:
         typer.echo(f"  max constraint residual {summary.max_residual:.2e} (tolerance {tol:.0e}), "
                    f"mean iterations {summary.mean_iterations:.2f}, unconverged steps {summary.unconverged_steps}")

@@ -74,7 +74,8 @@ class RunSummary:
     extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`);
         for the elastic model "mean_step_split_s", the mean wall time per step [s] in "detection", "merge" and
         "solver" (the contact columns of Li et al. 2018 Table 2) and of the whole "step", and with
-        self-collisions "steps_with_intersections", the steps that ended with intersecting faces
+        self-collisions "steps_with_intersections" and "steps_with_intersections_after_icm", the steps whose
+        contact solve left intersecting faces and those where intersection contour minimization did not remove them
     video : Path or None
     """
 
@@ -436,6 +437,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         summary.extra["mean_step_split_s"]["step"] = float(np.mean([r["wall_time"] for r in diag_rows]))
         if scene.model.self_collision.enabled:
             summary.extra["steps_with_intersections"] = int(sum(r["crossings"] > 0 for r in diag_rows))
+            summary.extra["steps_with_intersections_after_icm"] = int(sum(r["icm_remaining"] > 0 for r in diag_rows))
     do_render = (out.video != "none") if render is None else render
     if do_render and summary.stopped is None:
         try:

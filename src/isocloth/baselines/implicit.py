@@ -18,8 +18,9 @@ prediction) with exact Coulomb friction (each obstacle's μ), solved by the prim
 or outside each obstacle's inflated surface; edges and faces are not tested (Li §5 refines the mesh
 near obstacles for that). With self-collisions (``model.self_collision``) cloth–cloth pairs become
 self-contacts at their nearest vertices (:func:`isocloth.contact.nodal.self_contacts`, Li eq. 9), and
-the face pairs that intersect at the end of the step are counted (``StepInfo.crossings``; Li's ICM
-fail-safe, which would remove them, is not built).
+where faces intersect at the end of the step (``StepInfo.crossings``) the nodes are moved apart by
+intersection contour minimization (:mod:`isocloth.contact.icm`, Li §7.4's fail-safe; the positions
+only), and the pairs it leaves are counted (``StepInfo.icm_remaining``).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.sparse.linalg import spsolve
 
+from isocloth.contact.icm import intersection_contour_minimization
 from isocloth.contact.intersection import face_intersections
 from isocloth.contact.nodal import PRUNE_ANGLE
 from isocloth.state import State
@@ -101,6 +103,7 @@ class ImplicitEulerStepper:
         self._grasp = np.flatnonzero(~self._free)
         self._m3 = np.repeat(model.area_mass, 3)
         self._shape = ShapeErrors(model.mesh)
+        self._triangles = model.mesh.triangulated_faces()
 
     def step(self, state: State, control=None, dt: float | None = None) -> tuple[State, StepInfo]:
         """Advance one step (see the module docstring).
@@ -152,8 +155,12 @@ class ImplicitEulerStepper:
         if not np.isfinite(x_new).all():
             bad = int(np.flatnonzero(~np.isfinite(x_new).all(axis=1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s")
-        if m.self_collision.enabled:  # Li et al. 2018 Table 2, n̄_i: intersections the contact solver left
+        if m.self_collision.enabled:  # Li et al. 2018 §7.4, Table 2 n̄_i, n̄_ir: intersections left, then ICM
             info.crossings = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
+            if info.crossings:
+                icm = intersection_contour_minimization(x_new, self._triangles, m.free_mask)
+                x_new = icm.x
+                info.icm_remaining = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
         self._shape.fill(info, x_new)
         info.wall_time = time.perf_counter() - t0
         return State(x_new, v_new, t_new, state.step_index + 1), info

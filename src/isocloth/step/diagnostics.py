@@ -31,7 +31,10 @@ class ContactDiagnostics:
         (``isocloth.fem.stretch_limits``)
     restarts : int, restarts of the step with ω ← decay·ω after a failed ω = 0 check (§4.1)
     crossings : int, crossing pairs still found by the final ω = 0 check (0 unless the restarts ran out);
-        for the elastic model with self-collisions, the intersecting face pairs at the end of the step
+        for the elastic model with self-collisions, the intersecting face pairs after the contact solver
+        (Li et al. 2018 Table 2, n̄_i)
+    icm_remaining : int, the elastic model's intersecting face pairs left after intersection contour
+        minimization (Li Table 2, n̄_ir)
     omega : float, proximity parameter ω of the accepted iteration (nan without collision detection)
     detection_time : float [s], wall time in collision detection (node–obstacle and CCD)
     merge_time : float [s], wall time relocating cloth–cloth pairs to vertices and pruning the contacts
@@ -56,6 +59,7 @@ class ContactDiagnostics:
     held_edges: int = 0
     restarts: int = 0
     crossings: int = 0
+    icm_remaining: int = 0
     omega: float = float("nan")
     detection_time: float = 0.0
     merge_time: float = 0.0
