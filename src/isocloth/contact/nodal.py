@@ -67,7 +67,7 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None
             found.append((nodes[hit], z[hit], n[hit], z_pred[hit], ob.surface_velocity(x[nodes[hit]], t),
                           np.full(hit.size, ob.mu)))
     if not found:
-        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+        return NodalContacts.empty()
     node, gap, normal, z_pred, vel, mu = (np.concatenate(c) for c in zip(*found))
     keep = _prune(node, np.full(node.size, -1), normal, z_pred, prune_angle)
     return NodalContacts.of(node[keep], normal[keep], gap[keep], mu[keep], body_velocity=vel[keep])
@@ -112,7 +112,7 @@ def self_contacts(rows, x, v, free) -> NodalContacts:
     with a held side, body contacts; gaps z − τ0 [m].
     """
     if rows.kind.size == 0:
-        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+        return NodalContacts.empty()
     cloth = np.all((rows.nodes >= 0) | (rows.weights == 0), axis=1)  # thin-obstacle rows are not cloth pairs
     w, nodes, nu = rows.weights[cloth], rows.nodes[cloth], rows.normal[cloth]
     a = nodes[np.arange(len(w)), np.argmax(w, axis=1)]  # the side ν points to
@@ -142,7 +142,7 @@ def self_contacts(rows, x, v, free) -> NodalContacts:
                          ("vel", vel)):
             out[key].append(val)
     if not out["node"]:
-        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+        return NodalContacts.empty()
     return NodalContacts.of(out["node"], np.array(out["normal"]), out["gap"], out["mu"], other=out["other"],
                             body_velocity=np.array(out["vel"]))
 
@@ -156,7 +156,7 @@ def merge_contacts(*parts: NodalContacts, prune_angle: float = PRUNE_ANGLE) -> N
     contact in a direction."""
     parts = [p for p in parts if p.node.size]
     if not parts:
-        return NodalContacts.of([], np.zeros((0, 3)), [], [])
+        return NodalContacts.empty()
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts])  # noqa: E731
     node, other, normal, gap = cat("node"), cat("other"), cat("normal"), cat("gap")
     keep = _prune(node, other, normal, gap, prune_angle)

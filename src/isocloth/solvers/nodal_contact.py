@@ -117,6 +117,11 @@ class NodalContacts:
             raise ValueError("a self-contact pairs a vertex with itself")
         return cls(node, other, normal, gap, vel, mu)
 
+    @classmethod
+    def empty(cls) -> "NodalContacts":
+        """No contact."""
+        return cls.of([], np.zeros((0, 3)), [], [])
+
 
 def contact_frames(normals) -> np.ndarray:
     """Orthonormal contact frames (c, 3, 3) float64, rows (n, t1, t2) = Eᵀ: t1 = n × a normalised,
@@ -289,20 +294,12 @@ def _duplicated(A: sp.csr_matrix, b: np.ndarray, p: np.ndarray, owner: np.ndarra
                 sp.identity(3), format="csr")
     S = sp.diags(np.repeat(1.0 / p[owner], 3))
     Ab = sp.bsr_matrix(A, blocksize=(3, 3))
-    diag = sp.block_diag([Ab.data[k] for k in _bsr_diagonal(Ab)], format="csr")  # the vertices' A_ii
+    Ab.sort_indices()
+    A_ii = Ab.data[_diagonal_positions(Ab.indptr, Ab.indices, "A")]  # the vertices' diagonal blocks
+    diag = sp.block_diag(list(A_ii), format="csr")
     off = (A - diag).tocsr()
-    own = sp.block_diag([Ab.data[k] / p[owner[i]] for i, k in enumerate(_bsr_diagonal(Ab)[owner])], format="csr")
+    own = sp.block_diag(list(A_ii[owner] / p[owner][:, None, None]), format="csr")
     return (S @ X @ off @ X.T @ S + own).tocsr(), S @ (X @ b)
-
-
-def _bsr_diagonal(B: sp.bsr_matrix) -> np.ndarray:
-    """Positions of the diagonal blocks in a BSR matrix's data (m,)."""
-    B.sort_indices()
-    rows = np.repeat(np.arange(B.shape[0] // 3), np.diff(B.indptr))
-    pos = np.flatnonzero(rows == B.indices)
-    if pos.size != B.shape[0] // 3:
-        raise ValueError("A has a zero diagonal block: it is not positive definite")
-    return pos
 
 
 def _block_matrix(rows, cols, vals, m, n=None) -> sp.csr_matrix:
@@ -564,15 +561,23 @@ def _free_velocity(problem: NodalProblem) -> np.ndarray:
 
 
 def _mass_scale(problem: NodalProblem) -> np.ndarray:
-    diag = problem.W_blocks[_diagonal_positions(problem)]
+    diag = problem.W_blocks[_diagonal_positions(problem.W_indptr, problem.W_indices, "Ŵ")]
     return np.trace(diag, axis1=1, axis2=2) / 3.0
 
 
-def _diagonal_positions(problem: NodalProblem) -> np.ndarray:
-    rows = np.repeat(np.arange(problem.blocks), np.diff(problem.W_indptr))
-    pos = np.flatnonzero(rows == problem.W_indices)
-    if pos.size != problem.blocks:
-        raise ValueError("Ŵ has a zero diagonal block: A is not positive definite")
+def _diagonal_positions(indptr: np.ndarray, indices: np.ndarray, name: str) -> np.ndarray:
+    """Positions (m,) of the diagonal blocks in the data of block-sparse rows with sorted indices.
+
+    Raises
+    ------
+    ValueError
+        If a diagonal block is missing (the matrix ``name`` is then not positive definite).
+    """
+    m = indptr.size - 1
+    rows = np.repeat(np.arange(m), np.diff(indptr))
+    pos = np.flatnonzero(rows == indices)
+    if pos.size != m:
+        raise ValueError(f"{name} has a zero diagonal block: A is not positive definite")
     return pos
 
 
