@@ -241,7 +241,8 @@ def test_a_sheet_dropped_on_another_rests_on_it_at_the_thickness():
     assert selfc > 20
     assert top.min() == pytest.approx(0.002 + 0.004, abs=5e-4)  # on the lower sheet, at the thickness
     assert s.x[:a.node_count, 2].min() >= 0.002 - 1e-6  # on the floor (to the residual times the step)
-    assert max(residuals) < 5e-4  # m/s; the pin iteration of stacked layers can stall above 1e-8 (docs/design)
+    assert np.mean(np.array(residuals) <= 1e-8) >= 0.9  # the copies of the lower sheet's vertices pinned together
+    assert max(residuals) < 5e-5  # m/s; in the other steps the sweeps run out before 1e-8 (docs/design)
 
 
 def test_a_playing_card_bends_like_a_plate_of_its_rigidity():

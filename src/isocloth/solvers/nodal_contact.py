@@ -37,9 +37,13 @@ p blocks, one contact each, with Â_kl =
 A_ij/(p_i p_j) between copies of different vertices, Â_kk = A_ii/p_i, b̃_k = b_i/p_i, so that equal
 copies reproduce the vertex's row. The pin constraint that makes them equal enters as the term
 G C Gᵀ r on the right (C removes each group's mean of the copies' world impulses; Li §6's choice
-λ = −Gᵀ r), lagged (operator splitting) but refreshed for a vertex's copies whenever one of them is
-updated; the residual then also measures the spread of the copies' velocities, and a vertex's
-velocity is the mean of its copies'.
+λ = −Gᵀ r), by operator splitting: refreshed for a group's copies whenever a block whose row of G
+reaches one of them is updated. Where Li et al. lag the whole term by a sweep, a block's own share
+of it, c_i r_i (c_i = ∂(G C Gᵀ r)_i/∂r_i, 1 − 1/p for a copy touching a body), is solved with the
+block: its local problem becomes r_i = (Ŵ_ii u_i + d̄_i + pin_i − c_i r_i^old)/(1 − c_i), i.e. the copy
+meets its contact with the whole vertex's inertia and the other copies' impulses held, as a vertex
+solving its p contacts by Gauss–Seidel would; the fixed point is the same. The residual also
+measures the spread of the copies' velocities, and a vertex's velocity is the mean of its copies'.
 
 :func:`solve_dual` is the classical alternative the paper improves on: the Delassus operator
 assembled with one sparse factorization of A and 3c solves, then Gauss–Seidel over the contacts on
@@ -478,8 +482,8 @@ def _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT):
 
 
 @njit(cache=True)
-def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT, pin, tol, max_sweeps, eval_every,
-                         n_skip, free, lu):
+def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT, pin, own, tol, max_sweeps,
+                         eval_every, n_skip, free, lu):
     """Li Algorithm 1 on r = Ŵ u + d̂ + G C Gᵀ r (the pin term of Li §6, in pin (m, 3), updated for a
     vertex's copies whenever one of them changes), the blocks ``free`` solved together after each sweep
     (:func:`_free_block_solve`); u (m, 3) updated in place (the best iterate on return). Returns
@@ -517,14 +521,17 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT
                 skip[i] -= 1
                 continue
             _row_product(indptr, indices, blocks, u, i, True, dbar)
-            dbar += d[i] + pin[i]
-            Wii = blocks[diag[i]]
+            # the pin term's own share c r_i solved with the block (r = (Ŵ_ii u + d̄ + pin − c r_old)/(1 − c))
+            dbar += d[i] + pin[i] - own[i] * r[i]
+            dbar /= 1.0 - own[i]
+            Wii = blocks[diag[i]] / (1.0 - own[i])
+            wi = w[i] / (1.0 - own[i])
             if mu[i] < 0.0:
-                unew[:] = -(inv[i] @ dbar)
+                unew[:] = -(1.0 - own[i]) * (inv[i] @ dbar)
             else:
                 unew[:] = u[i]
-                scale = 1.0 + math.sqrt(dbar[0] ** 2 + dbar[1] ** 2 + dbar[2] ** 2) / w[i]
-                _, ok = local_primal(Wii, dbar, mu[i], w[i], unew, scale, 50)
+                scale = 1.0 + math.sqrt(dbar[0] ** 2 + dbar[1] ** 2 + dbar[2] ** 2) / wi
+                _, ok = local_primal(Wii, dbar, mu[i], wi, unew, scale, 50)
                 if not ok:  # Li Algorithm 1: dampen a failed local solve
                     unew[:] = 0.5 * (unew + u[i])
             rnew = Wii @ unew + dbar
@@ -533,11 +540,13 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT
             r[i] = rnew
             if change < tol:
                 skip[i] = n_skip
-            if group[i] >= 0:
-                _update_group(group[i], members_ptr, members, G, GT, r, spread, pin)
-                if change >= tol:  # the group's pin terms moved: its copies solve again
-                    for q in range(members_ptr[group[i]], members_ptr[group[i] + 1]):
-                        skip[members[q]] = 0
+            for e in range(G[0][i], G[0][i + 1]):  # the pin groups this block's row of G reaches
+                g = group[G[1][e]]
+                if g >= 0:
+                    _update_group(g, members_ptr, members, G, GT, r, spread, pin)
+                    if change >= tol:  # the group's pin terms moved: its copies solve again
+                        for q in range(members_ptr[g], members_ptr[g + 1]):
+                            skip[members[q]] = 0
         if free.size:
             _free_block_solve(indptr, indices, blocks, d, u, free, lu, rhs)
         if k % eval_every == 0 or k == max_sweeps:
@@ -620,8 +629,9 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     pin = np.zeros((m, 3))
     free = _free_blocks(problem) if free_block == "exact" else np.zeros(0, dtype=np.int64)
     sweeps, res = _primal_gauss_seidel(problem.W_indptr, problem.W_indices, problem.W_blocks, problem.d,
-                                       problem.mu, w, u, problem.u_f, group, G, GT, pin, float(tolerance),
-                                       int(max_sweeps), int(eval_every), n_skip, free, _free_block_factor(problem, free))
+                                       problem.mu, w, u, problem.u_f, group, G, GT, pin, _pin_share(problem, group),
+                                       float(tolerance), int(max_sweeps), int(eval_every), n_skip, free,
+                                       _free_block_factor(problem, free))
     v = problem.vertex_velocities((problem.G.T @ (u - problem.u_f).ravel()).reshape(m, 3))
     cb = problem.contact_block
     r = np.empty((cb.size, 3))
@@ -630,6 +640,18 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
         r[q] = problem.d[i] + pin[i] + np.einsum("kab,kb->a", problem.W_blocks[lo:hi], u[problem.W_indices[lo:hi]])
     return ContactSolution(v, r, u[cb].copy(), int(sweeps), float(res), bool(res <= tolerance),
                            time.perf_counter() - t0)
+
+
+def _pin_share(problem: NodalProblem, group: np.ndarray) -> np.ndarray:
+    """c (m̃,): the part of each block's own impulse in its pin term, ∂(G C Gᵀ r)_i/∂r_i = c_i I, from the
+    columns f of its row of G that are copies: Σ (1 − 1/p_f) ‖G_if‖²/3 (the blocks of G are scaled rotations)."""
+    size = np.bincount(group[group >= 0]) if (group >= 0).any() else np.zeros(0, dtype=np.int64)
+    G = problem.G.tocoo()
+    row, col = G.row // 3, G.col // 3
+    grouped = group[col] >= 0
+    share = np.zeros(problem.blocks)
+    np.add.at(share, row[grouped], (1.0 - 1.0 / size[group[col[grouped]]]) * G.data[grouped] ** 2 / 3.0)
+    return share
 
 
 def _free_blocks(problem: NodalProblem) -> np.ndarray:
