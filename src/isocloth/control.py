@@ -369,6 +369,15 @@ class ControlSchedule:
             first += k
         return out
 
+    def for_step(self, t: float, x: np.ndarray, anchors: np.ndarray | None) -> tuple[Control, np.ndarray | None]:
+        """The Control of the step ending at t [s] from positions x (n, 3) [m] at its start, and the anchors
+        to carry to the next step (timed grasps take their nodes where they are when they start; see
+        :meth:`anchors`); ``anchors`` is returned unchanged without timed grasps."""
+        if not self.timed:
+            return self.at(t), anchors
+        anchors = self.anchors(t, x, anchors)
+        return self.at(t, anchors), anchors
+
     def _rows(self, out: np.ndarray, which, value) -> None:
         first = 0
         for g in self.grasps:

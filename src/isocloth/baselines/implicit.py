@@ -7,7 +7,9 @@ linearised about (xⁿ, vⁿ) solves
     ((ρ + dt α) M + dt β K + dt² K) Δv = dt (f(xⁿ) − δMg − αM vⁿ − βK vⁿ − dt K vⁿ),
 
 then vⁿ⁺¹ = vⁿ + Δv and xⁿ⁺¹ = xⁿ + dt vⁿ⁺¹. Grasped nodes get vⁿ⁺¹ = (target − xⁿ)/dt, moved to
-the right-hand side. The parameters δ, α, β of the Material mean the same as in the inextensible
+the right-hand side; the grasped nodes are those of the step's Control (grasps with start and end
+times take their nodes where they are when they start, ``ControlSchedule.for_step``; released nodes
+keep their velocity). The parameters δ, α, β of the Material mean the same as in the inextensible
 model, so the models can be fitted over the same box.
 
 With obstacles the step is the discrete frictional contact problem A vⁿ⁺¹ + b = Jᵀ r of Li et al.
@@ -99,8 +101,6 @@ class ImplicitEulerStepper:
         self.model = model
         self.forces = forces
         self.dt = float(dt)
-        self._free = np.repeat(model.free_mask, 3)
-        self._grasp = np.flatnonzero(~self._free)
         self._m3 = np.repeat(model.area_mass, 3)
         self._shape = ShapeErrors(model.mesh)
         self._triangles = model.mesh.triangulated_faces()
@@ -120,11 +120,12 @@ class ImplicitEulerStepper:
         t_new = state.t + dt
         m = self.model
         mat = m.material
+        anchors = state.grasp_anchors
         if control is None:
-            control = m.control(t_new)
-        if control.grasp_nodes is not None and not np.array_equal(control.grasp_nodes, m.grasp_nodes):
-            raise ValueError("this baseline holds the model's grasped nodes for the whole run: grasps that "
-                             "start, end or change during the run need isocloth's Stepper")
+            control, anchors = m.schedule.for_step(t_new, state.x, state.grasp_anchors)
+        g, targets = control.validated(m.node_count, m.grasp_nodes)
+        free_mask = np.ones(m.node_count, dtype=bool)
+        free_mask[g] = False
         x, v = state.x, state.v
         f_el, K = self.forces.force_and_stiffness(x)
         v3 = v.ravel()
@@ -136,36 +137,37 @@ class ImplicitEulerStepper:
         rhs = dt * (f - dt * (K @ v3))
         A = (sp.diags((mat.rho + dt * mat.alpha) * self._m3) + (dt * dt + dt * mat.beta) * K).tocsr()
         dv = np.zeros_like(v3)
-        g = m.grasp_nodes
         if g.size:
-            v_target = (control.grasp_targets - x[g]) / dt
+            v_target = (targets - x[g]) / dt
             idx = (3 * g[:, None] + np.arange(3)).ravel()
             dv[idx] = v_target.ravel() - v3[idx]
             rhs = rhs - A[:, idx] @ dv[idx]
-        free = self._free
+        free = np.repeat(free_mask, 3)
         A_ff = A[free][:, free].tocsc()
         dv[free] = spsolve(A_ff, rhs[free])
         info = StepInfo(t=t_new, iterations=0, residual=0.0, converged=True)
         if m.obstacles or m.self_collision.enabled:
-            self._contacts(A_ff, rhs[free], v3, dv, state, dt, info)
+            self._contacts(A_ff, rhs[free], v3, dv, state, dt, info, free_mask)
         v_new = (v3 + dv).reshape(-1, 3)
         x_new = x + dt * v_new
         if g.size:
-            x_new[g] = control.grasp_targets
+            x_new[g] = targets
         if not np.isfinite(x_new).all():
             bad = int(np.flatnonzero(~np.isfinite(x_new).all(axis=1))[0])
             raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s")
         if m.self_collision.enabled:  # Li et al. 2018 §7.4, Table 2 n̄_i, n̄_ir: intersections left, then ICM
             info.crossings = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
             if info.crossings:
-                icm = intersection_contour_minimization(x_new, self._triangles, m.free_mask)
+                icm = intersection_contour_minimization(x_new, self._triangles, free_mask)
                 x_new = icm.x
                 info.icm_remaining = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
         self._shape.fill(info, x_new)
         info.wall_time = time.perf_counter() - t0
-        return State(x_new, v_new, t_new, state.step_index + 1), info
+        new = State(x_new, v_new, t_new, state.step_index + 1)
+        new.grasp_anchors = anchors
+        return new, info
 
-    def _contacts(self, A_ff, rhs_f, v3, dv, state: State, dt: float, info: StepInfo) -> None:
+    def _contacts(self, A_ff, rhs_f, v3, dv, state: State, dt: float, info: StepInfo, free_mask) -> None:
         """Replace the contact-free Δv of the free nodes by the solution of Li eq. 5 (module docstring);
         contact statistics into info."""
         from isocloth.contact.nodal import merge_contacts, obstacle_contacts, self_contacts
@@ -173,7 +175,7 @@ class ImplicitEulerStepper:
 
         t0 = time.perf_counter()
         model = self.model
-        free_nodes = np.flatnonzero(model.free_mask)
+        free_nodes = np.flatnonzero(free_mask)
         v_pred = (v3 + dv).reshape(-1, 3)
         x = state.x
         contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, dt, free_nodes,
@@ -181,7 +183,7 @@ class ImplicitEulerStepper:
         if model.self_collision.enabled:
             rows = model.collision_detector.detect(x, x + dt * v_pred, omega=0.5, proximity=True)
             t1 = time.perf_counter()
-            contacts = merge_contacts(contacts, self_contacts(rows, x, v_pred, model.free_mask),
+            contacts = merge_contacts(contacts, self_contacts(rows, x, v_pred, free_mask),
                                       prune_angle=self.prune_angle)
             info.merge_time = time.perf_counter() - t1
             info.detection_time = t1 - t0

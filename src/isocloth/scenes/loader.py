@@ -417,10 +417,6 @@ def _elastic_material(cfg: SceneConfig, material):
     if any(o.type in THIN_OBSTACLE_TYPES for o in cfg.obstacles):
         raise SceneError("obstacles: the elastic model has no thin obstacles (stick, polyline, segments, needle-bed, "
                          "points); use surface obstacles or model = 'inextensible'")
-    for i, g in enumerate(cfg.grasps):
-        if g.start > 0 or g.end is not None:
-            raise SceneError(f"grasps.{i}: the elastic model holds its grasps for the whole run; remove start/end "
-                             "or use model = 'inextensible'")
     if cfg.cloth.rho is None:
         material = dataclasses.replace(material, rho=_measured(cfg).density)
     return material

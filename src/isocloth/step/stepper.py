@@ -305,11 +305,7 @@ class Stepper:
         anchors = state.grasp_anchors
         explicit = control is not None or schedule.timed  # timed grasps: sub-steps interpolate like a caller's
         if control is None:
-            if schedule.timed:
-                anchors = schedule.anchors(t_new, state.x, state.grasp_anchors)
-                control = schedule.at(t_new, anchors)
-            else:
-                control = self.model.control(t_new)
+            control, anchors = schedule.for_step(t_new, state.x, state.grasp_anchors)
         g, targets = control.validated(self.model.node_count, self.model.grasp_nodes)
         control = Control(control.t, targets, g)
         self._model = self.model.with_grasped_nodes(g)
