@@ -314,9 +314,10 @@ def test_leaning_cards_stand_where_floor_friction_holds_their_thrust():
     horizontally with W tan θ/2 (the moments about each foot), which the floor's friction μW must hold: they stand
     for μ ≥ tan θ/2 = 0.289 at θ = 30°, and collapse below."""
     critical = np.tan(np.radians(30.0)) / 2
-    x, x0, _ = cards("house-of-cards", 1.0, [f"self_collision.mu={1.07 * critical}", f"obstacles.0.mu={1.07 * critical}"])
+    mu = lambda f: [f"self_collision.mu={f * critical}", f"obstacles.0.mu={f * critical}"]  # noqa: E731
+    x, x0, _ = cards("house-of-cards", 1.0, mu(1.07))
     assert np.linalg.norm(x - x0, axis=1).max() < 2e-3
-    x, x0, _ = cards("house-of-cards", 0.5, [f"self_collision.mu={0.93 * critical}", f"obstacles.0.mu={0.93 * critical}"])
+    x, x0, _ = cards("house-of-cards", 0.5, mu(0.93))
     assert x[-1, 2] < 2e-3
 
 

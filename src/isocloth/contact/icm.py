@@ -77,7 +77,10 @@ def _crossings(x: np.ndarray, tri: np.ndarray, pairs: np.ndarray):
     hit = ok & (t >= 0.0) & (t <= 1.0) & (weights >= 0.0).all(axis=-1) & (nn > 0)
     two = hit.sum(axis=1) == 2
     order = np.argsort(~hit[two], axis=1, kind="stable")[:, :2]  # the two crossings of each such pair
-    pick = lambda arr: np.take_along_axis(arr[two], order.reshape(order.shape + (1,) * (arr.ndim - 2)), axis=1)  # noqa: E731
+
+    def pick(arr):
+        return np.take_along_axis(arr[two], order.reshape(order.shape + (1,) * (arr.ndim - 2)), axis=1)
+
     return pick(edges), pick(faces), pick(t), pick(weights)
 
 

@@ -521,11 +521,15 @@ def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT
                 skip[i] -= 1
                 continue
             _row_product(indptr, indices, blocks, u, i, True, dbar)
-            # the pin term's own share c r_i solved with the block (r = (Ŵ_ii u + d̄ + pin − c r_old)/(1 − c))
-            dbar += d[i] + pin[i] - own[i] * r[i]
-            dbar /= 1.0 - own[i]
-            Wii = blocks[diag[i]] / (1.0 - own[i])
-            wi = w[i] / (1.0 - own[i])
+            dbar += d[i] + pin[i]
+            Wii = blocks[diag[i]]
+            wi = w[i]
+            if own[i] > 0.0:  # the pin term's own share c r_i solved with the block:
+                # r = (Ŵ_ii u + d̄ − c r_old)/(1 − c)
+                dbar -= own[i] * r[i]
+                dbar /= 1.0 - own[i]
+                Wii = Wii / (1.0 - own[i])
+                wi = wi / (1.0 - own[i])
             if mu[i] < 0.0:
                 unew[:] = -(1.0 - own[i]) * (inv[i] @ dbar)
             else:
