@@ -4,9 +4,9 @@
 A node is in contact with an obstacle when its gap z (the obstacle's signed distance minus its
 thickness τ, at the start of the step) is below τ/2 — proximity closer than 1.5 τ to the bare
 surface, Li §5.2 — or when its position predicted with the contact-free velocities, x + δt v_free,
-lies inside the obstacle where the obstacle is at the end of the step. A node may touch several obstacles (the solver duplicates it, Li §6); of two
-contacts of one node whose normals are within ``PRUNE_ANGLE`` only the one with the deeper predicted
-penetration is kept (Li §5.2). The gap, the normal and the obstacle's surface velocity are taken at
+lies inside the obstacle where the obstacle is at the end of the step. A node may touch several
+obstacles (the solver duplicates it, Li §6); of two contacts of one node whose normals are within
+``PRUNE_ANGLE`` only the one with the deeper predicted penetration is kept (Li §5.2). The gap, the normal and the obstacle's surface velocity are taken at
 the start of the step (Li §4.2).
 
 Cloth–cloth contacts (:func:`self_contacts`) come from the self-collision detector (node–face and

@@ -242,6 +242,22 @@ def _slide_scan(W, d, mu, primal, z):
 
 
 @njit(cache=True)
+def _slide(Mu, cu, Mr, cr, W, d, mu, w, primal, z, tol, max_iter):
+    """The sliding case from the start z (3,), in place: Newton's method on f(û(z), r̂(z)/w); where it
+    stalls, the sliding solution bracketed by :func:`_slide_scan` and polished, kept if it is better.
+    Returns the residual [m/s]."""
+    res, _ = _newton(Mu, cu, Mr, cr, mu, w, z, tol, max_iter)
+    if res > tol:
+        trial = z.copy()
+        if _slide_scan(W, d, mu, primal, trial):
+            res2, _ = _newton(Mu, cu, Mr, cr, mu, w, trial, tol, max_iter)
+            if res2 < res:
+                z[:] = trial
+                res = res2
+    return res
+
+
+@njit(cache=True)
 def local_primal(W, d, mu, w, u, tol_scale, max_iter):
     """Li eq. 11 at one contact: u (3,) in place such that (W u + d, u) ∈ C_μ. W (3, 3) SPD [kg],
     d (3,) [N s], w mass scale [kg]. Returns (residual [m/s], converged)."""
@@ -271,14 +287,7 @@ def local_primal(W, d, mu, w, u, tol_scale, max_iter):
         u[0] = 0.0
         u[1] = free[1]
         u[2] = free[2]
-    res, _ = _newton(eye, np.zeros(3), W, d, mu, w, u, tol, max_iter)
-    if res > tol:  # Newton stalled: bracket the sliding solution, polish it, keep it if it is better
-        trial = u.copy()
-        if _slide_scan(W, d, mu, True, trial):
-            res2, _ = _newton(eye, np.zeros(3), W, d, mu, w, trial, tol, max_iter)
-            if res2 < res:
-                u[:] = trial
-                res = res2
+    res = _slide(eye, np.zeros(3), W, d, W, d, mu, w, True, u, tol, max_iter)
     return res, res <= 1e3 * tol
 
 
@@ -310,14 +319,7 @@ def local_dual(W, d, mu, w, r, tol_scale, max_iter):
         if t > 0.0:
             r[1] = mu * r[0] * stick[1] / t
             r[2] = mu * r[0] * stick[2] / t
-    res, _ = _newton(W, d, np.eye(3), np.zeros(3), mu, w, r, tol, max_iter)
-    if res > tol:
-        trial = r.copy()
-        if _slide_scan(W, d, mu, False, trial):
-            res2, _ = _newton(W, d, np.eye(3), np.zeros(3), mu, w, trial, tol, max_iter)
-            if res2 < res:
-                r[:] = trial
-                res = res2
+    res = _slide(W, d, np.eye(3), np.zeros(3), W, d, mu, w, False, r, tol, max_iter)
     return res, res <= 1e3 * tol
 
 

@@ -29,8 +29,9 @@ halves the update, and the residual — the largest Fischer–Burmeister residua
 ‖r_i‖/w_i of the free vertices [m/s], w_i = tr(Ŵ_ii)/3 [kg] — is evaluated every ``eval_every`` sweeps;
 the best iterate is kept. ‖r_i‖/w_i is about the velocity change block i's next update would make (a
 Gauss–Seidel step measure), not a bound on the error of the velocities: w_i holds δt² K as well as
-the mass, and on stiff cloth the error can be larger than the residual by up to w_i over the mass. The contact's gap z_i at the start of the step and the thickness h enter
-u_f as (z_i − h)/δt on the normal (Li §4.2), moving bodies as −v_body.
+the mass, and on stiff cloth the error can be larger than the residual by up to w_i over the mass.
+The contact's gap z_i at the start of the step and the thickness h enter u_f as (z_i − h)/δt on the
+normal (Li §4.2), moving bodies as −v_body.
 
 A vertex in p > 1 contacts (with bodies or, as either end, with other vertices) is duplicated (Li §6):
 p blocks, one contact each, with Â_kl =
@@ -484,8 +485,9 @@ def _primal_residual(indptr, indices, blocks, d, pin, mu, w, u, u_f, group, GT):
 @njit(cache=True)
 def _primal_gauss_seidel(indptr, indices, blocks, d, mu, w, u, u_f, group, G, GT, pin, own, tol, max_sweeps,
                          eval_every, n_skip, free, lu):
-    """Li Algorithm 1 on r = Ŵ u + d̂ + G C Gᵀ r (the pin term of Li §6, in pin (m, 3), updated for a
-    vertex's copies whenever one of them changes), the blocks ``free`` solved together after each sweep
+    """Li Algorithm 1 on r = Ŵ u + d̂ + G C Gᵀ r (the pin term of Li §6, in pin (m, 3), refreshed for the pin
+    groups a block's row of G reaches whenever the block changes, its own share ``own`` c_i r_i solved with
+    the block; module docstring), the blocks ``free`` solved together after each sweep
     (:func:`_free_block_solve`); u (m, 3) updated in place (the best iterate on return). Returns
     (sweeps, residual)."""
     m = d.shape[0]
@@ -631,9 +633,9 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
     G, GT = _bsr_arrays(problem.G), _bsr_arrays(problem.G.T)
     group = _dense_groups(problem.group)
     pin = np.zeros((m, 3))
-    free = _free_blocks(problem) if free_block == "exact" else np.zeros(0, dtype=np.int64)
+    free = _free_blocks(G, problem.mu, group) if free_block == "exact" else np.zeros(0, dtype=np.int64)
     sweeps, res = _primal_gauss_seidel(problem.W_indptr, problem.W_indices, problem.W_blocks, problem.d,
-                                       problem.mu, w, u, problem.u_f, group, G, GT, pin, _pin_share(problem, group),
+                                       problem.mu, w, u, problem.u_f, group, G, GT, pin, _pin_share(G, group),
                                        float(tolerance), int(max_sweeps), int(eval_every), n_skip, free,
                                        _free_block_factor(problem, free))
     v = problem.vertex_velocities((problem.G.T @ (u - problem.u_f).ravel()).reshape(m, 3))
@@ -646,23 +648,25 @@ def solve_primal(problem: NodalProblem, *, tolerance: float = 1e-8, max_sweeps: 
                            time.perf_counter() - t0)
 
 
-def _pin_share(problem: NodalProblem, group: np.ndarray) -> np.ndarray:
+def _pin_share(G: tuple, group: np.ndarray) -> np.ndarray:
     """c (m̃,): the part of each block's own impulse in its pin term, ∂(G C Gᵀ r)_i/∂r_i = c_i I, from the
-    columns f of its row of G that are copies: Σ (1 − 1/p_f) ‖G_if‖²/3 (the blocks of G are scaled rotations)."""
+    columns f of its row of G (``G``: :func:`_bsr_arrays`) that are copies: Σ (1 − 1/p_f) ‖G_if‖²/3 (the
+    blocks of G are scaled rotations)."""
+    indptr, indices, blocks = G
     size = np.bincount(group[group >= 0]) if (group >= 0).any() else np.zeros(0, dtype=np.int64)
-    G = problem.G.tocoo()
-    row, col = G.row // 3, G.col // 3
-    grouped = group[col] >= 0
-    share = np.zeros(problem.blocks)
-    np.add.at(share, row[grouped], (1.0 - 1.0 / size[group[col[grouped]]]) * G.data[grouped] ** 2 / 3.0)
+    row = np.repeat(np.arange(indptr.size - 1), np.diff(indptr))
+    grouped = group[indices] >= 0
+    share = np.zeros(indptr.size - 1)
+    np.add.at(share, row[grouped], (1.0 - 1.0 / size[group[indices[grouped]]])
+              * (blocks[grouped] ** 2).sum(axis=(1, 2)) / 3.0)
     return share
 
 
-def _free_blocks(problem: NodalProblem) -> np.ndarray:
-    """Blocks of the vertices in no contact whose row of G is the identity (not a self-contact's mean row)."""
-    G = sp.bsr_matrix(problem.G, blocksize=(3, 3))
-    plain = np.diff(G.indptr) == 1
-    return np.flatnonzero(plain & (problem.mu < 0) & (problem.group < 0)).astype(np.int64)
+def _free_blocks(G: tuple, mu: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Blocks of the vertices in no contact (μ < 0, no pin group) whose row of G (``G``: :func:`_bsr_arrays`)
+    is the identity, not a self-contact's mean row."""
+    plain = np.diff(G[0]) == 1
+    return np.flatnonzero(plain & (mu < 0) & (group < 0)).astype(np.int64)
 
 
 def _free_block_factor(problem: NodalProblem, free: np.ndarray) -> tuple:
