@@ -39,8 +39,9 @@ def run(angle: float, duration: float):
         s, i = sc.stepper.step(s)
         if i.contact_count:
             contacts, _ = sc.stepper.last_contacts
-            dup = contacts.node.size + int((contacts.other >= 0).sum()) - np.unique(
-                np.concatenate([contacts.node, contacts.other[contacts.other >= 0]])).size
+            ends = np.concatenate([contacts.node, contacts.other, contacts.face.ravel()])
+            ends = ends[ends >= 0]  # every vertex of a contact (Li §6: one copy each)
+            dup = ends.size - np.unique(ends).size
             rows.append((i.contact_count, dup, i.friction_sweeps, i.wall_time, i.converged))
     return np.array(rows, dtype=float), s.x
 

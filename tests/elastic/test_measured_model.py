@@ -138,8 +138,6 @@ def test_what_the_elastic_model_cannot_do_is_refused_before_the_run():
         load_scene("hang-a2", ["cloth.material=gray-interlock"])  # a measured material on the inextensible model
     with pytest.raises(SceneError, match="warp"):
         load_scene("li-inclined-plane", ["cloth.warp=[0.0, 0.0, 0.0]"])
-    with pytest.raises(SceneError, match="thin obstacles"):
-        load_scene("li-inclined-plane", ['obstacles=[{type = "points", points = [[0.0, 0.0, 0.0]], radius = 0.01}]'])
 
 
 def test_grasps_of_the_elastic_model_start_and_end_during_the_run():

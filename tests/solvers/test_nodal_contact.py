@@ -306,3 +306,48 @@ def test_contacts_of_one_vertex_within_the_pruning_angle_are_one_contact():
     assert sorted(kept.gap.tolist()) == [0.001, 0.003, 0.004]  # the deeper of the two within 10° at vertex 0
     assert merge_contacts(*parts, prune_angle=0.0).node.size == 4
     assert merge_contacts(*parts, prune_angle=0.5).node.size == 2
+
+
+@pytest.mark.parametrize("mu", [0.0, 0.3])
+def test_contacts_at_points_of_faces_and_edges_hold_the_point_and_match_the_dual_and_conic_solutions(mu):
+    """Bodies touching points inside triangles and on edges (thin obstacles, an obstacle's corner or edge): the
+    contact's row of G is Eᵀ Σ ŵ_a v_a completed to an orthogonal block on the other vertices' copies. G stays
+    orthogonal, the point's normal velocity closes its gap to the thickness and no more, and the primal, dual and
+    conic solutions agree; some of the vertices also carry contacts at themselves (pins, Li §6)."""
+    A, b, m, rng = cloth_system(seed=7)
+    mesh_tri = rectangle(1.0, 1.0, 10, 10, element="triangle").triangles
+    faces = mesh_tri[rng.choice(len(mesh_tri), size=8, replace=False)]
+    w = rng.dirichlet(np.ones(3), size=8)
+    w[4:, 2] = 0.0  # points on an edge
+    w[4:] /= w[4:].sum(axis=1, keepdims=True)
+    order = np.argsort(-w, axis=1)
+    verts = np.take_along_axis(faces, order, axis=1)
+    w = np.take_along_axis(w, order, axis=1)
+    verts[w == 0] = -1
+    plain = np.setdiff1d(rng.choice(m, size=12, replace=False), verts[:, 0])
+    node = np.concatenate([verts[:, 0], plain])
+    face = np.vstack([np.column_stack([verts[:, 1:], np.full(8, -1)]), np.full((plain.size, 3), -1)])
+    weights = np.vstack([np.column_stack([w, np.zeros(8)]), np.tile([1.0, 0, 0, 0], (plain.size, 1))])
+    normal = rng.normal(size=(node.size, 3)) * 0.3
+    normal[:, 2] = 1.0
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    gap = rng.uniform(0.0, 0.004, node.size)
+    body = rng.normal(scale=0.1, size=(node.size, 3))
+    contacts = NodalContacts.of(node, normal, gap, mu, face=face, weights=weights, body_velocity=body)
+    problem = nodal_problem(A, b, contacts, dt=0.01, thickness=0.002)
+    assert abs(problem.G @ problem.G.T - sp.identity(problem.G.shape[0])).max() < 1e-12
+    primal, dual = solve_primal(problem), solve_dual(problem)
+    assert primal.converged and dual.converged
+    assert np.abs(primal.v - dual.v).max() <= 1e-6
+    for r, u in zip(primal.r, primal.u):
+        assert law(r, u, mu, 1e-7) is not None
+    J = problem.contact_jacobian()
+    assert np.abs(A @ primal.v.ravel() + b - J.T @ primal.r.ravel()).max() < 2e-8 * A.diagonal().max()
+    verts = np.column_stack([contacts.node, contacts.face])
+    point_v = np.einsum("ck,ckd->cd", contacts.weights, primal.v[np.maximum(verts, 0)])
+    closing = np.einsum("cd,cd->c", point_v - body, normal)
+    assert (closing >= -(gap - 0.002) / 0.01 - 1e-6).all()
+    assert np.isclose(closing, -(gap - 0.002) / 0.01, atol=1e-6).any()  # some touch
+    assert np.abs(conic_fixed_point(problem, 0.01) - primal.v).max() <= 1e-6
+    with pytest.raises(ValueError, match="repeats a vertex"):
+        NodalContacts.of([0], [[0.0, 0.0, 1.0]], 0.0, 0.0, face=[[0, -1, -1]], weights=[[0.5, 0.5, 0.0, 0.0]])

@@ -17,8 +17,11 @@ With obstacles the step is the discrete frictional contact problem A vⁿ⁺¹ +
 (:func:`isocloth.contact.nodal.obstacle_contacts`, from the start of the step and the contact-free
 prediction) with exact Coulomb friction (each obstacle's μ), solved by the primal nodal Gauss–Seidel
 (:func:`isocloth.solvers.nodal_contact.solve_primal`, Li Algorithm 1). The nodes end the step on
-or outside each obstacle's inflated surface; edges and faces are not tested (Li §5 refines the mesh
-near obstacles for that). With self-collisions (``model.self_collision``) cloth–cloth pairs become
+or outside each obstacle's inflated surface. The obstacles' corners and edges
+(``model.obstacle_features``) and the thin obstacles are detected against the cloth's faces and
+edges (``model.collision_detector``) and each such pair becomes a contact of the nearest free vertex
+of the cloth's face or edge (Li §5.2's relocation; Li §5 also refines the mesh there, which isocloth
+does not). With self-collisions (``model.self_collision``) cloth–cloth pairs become
 self-contacts at their nearest vertices (:func:`isocloth.contact.nodal.self_contacts`, Li eq. 9), and
 where faces intersect at the end of the step (``StepInfo.crossings``) the nodes are moved apart by
 intersection contour minimization (:mod:`isocloth.contact.icm`, Li §7.4's fail-safe; the positions
@@ -146,7 +149,7 @@ class ImplicitEulerStepper:
         A_ff = A[free][:, free].tocsc()
         dv[free] = spsolve(A_ff, rhs[free])
         info = StepInfo(t=t_new, iterations=0, residual=0.0, converged=True)
-        if m.obstacles or m.self_collision.enabled:
+        if m.has_contacts:
             self._contacts(A_ff, rhs[free], v3, dv, state, dt, info, free_mask)
         v_new = (v3 + dv).reshape(-1, 3)
         x_new = x + dt * v_new
@@ -180,11 +183,12 @@ class ImplicitEulerStepper:
         x = state.x
         contacts = obstacle_contacts(model.obstacles, x, x + dt * v_pred, state.t, dt, free_nodes,
                                      prune_angle=self.prune_angle)
-        if model.self_collision.enabled:
-            rows = model.collision_detector.detect(x, x + dt * v_pred, omega=0.5, proximity=True)
+        detector = model.collision_detector
+        if detector is not None:
+            rows = detector.detect(x, x + dt * v_pred, omega=0.5, proximity=True, t_prev=state.t, t=state.t + dt)
             t1 = time.perf_counter()
-            contacts = merge_contacts(contacts, self_contacts(rows, x, v_pred, free_mask),
-                                      prune_angle=self.prune_angle)
+            contacts = merge_contacts(contacts, self_contacts(rows, x, v_pred, free_mask, dt),
+                                      prune_angle=self.prune_angle, x=x)
             info.merge_time = time.perf_counter() - t1
             info.detection_time = t1 - t0
         else:
@@ -194,7 +198,8 @@ class ImplicitEulerStepper:
         if not contacts.node.size:
             return
         renumber = lambda n: np.where(n >= 0, np.searchsorted(free_nodes, n), -1)  # noqa: E731 - among the free nodes
-        local = replace(contacts, node=renumber(contacts.node), other=renumber(contacts.other))
+        local = replace(contacts, node=renumber(contacts.node), other=renumber(contacts.other),
+                        face=renumber(contacts.face))
         v_f = v3.reshape(-1, 3)[free_nodes].ravel()
         t2 = time.perf_counter()
         problem = nodal_problem(A_ff, -(rhs_f + A_ff @ v_f), local, dt=dt, thickness=0.0)
@@ -212,5 +217,6 @@ class ImplicitEulerStepper:
         info.active_contacts = int(pressed.sum())
         info.sticking = int((pressed & (np.linalg.norm(u, axis=1) <= 10 * self.tolerance)).sum())
         info.sliding = int(pressed.sum()) - info.sticking
-        # u_N = n·(v − v_body) + z/dt: the gap at the end over dt (1/√2 of it on a self-contact's row, Li eq. 9)
-        info.min_gap = float((dt * u[:, 0] * np.where(contacts.other >= 0, np.sqrt(2.0), 1.0)).min())
+        # u_N = n·(v − v_body) + z/dt: the gap at the end over dt (1/‖w‖ of it on a self-contact's or a face
+        # contact's row)
+        info.min_gap = float((dt * u[:, 0] * problem.gap_scale()).min())

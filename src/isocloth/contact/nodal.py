@@ -6,8 +6,8 @@ thickness τ, at the start of the step) is below τ/2 — proximity closer than 
 surface, Li §5.2 — or when its position predicted with the contact-free velocities, x + δt v_free,
 lies inside the obstacle where the obstacle is at the end of the step. A node may touch several
 obstacles (the solver duplicates it, Li §6); of two contacts of one node whose normals are within
-``PRUNE_ANGLE`` only the one with the deeper predicted penetration is kept (Li §5.2). The gap, the normal and the obstacle's surface velocity are taken at
-the start of the step (Li §4.2).
+``PRUNE_ANGLE`` only the one with the deeper predicted penetration is kept (Li §5.2). The gap, the
+normal and the obstacle's surface velocity are taken at the start of the step (Li §4.2).
 
 Cloth–cloth contacts (:func:`self_contacts`) come from the self-collision detector (node–face and
 edge–edge pairs, continuous on x → x + δt v_free, with proximity): each side of a pair is relocated
@@ -17,6 +17,13 @@ vertices the deepest is kept, and the separation z = ν·Σ w_i x_i of the pair 
 step is kept. A vertex may be in several contacts (the solver duplicates it, Li §6). A pair with
 one side held by a grasp becomes a contact of the free side with a body moving at the held
 vertex's velocity.
+
+Pairs of the cloth with a thin obstacle or with a corner or an edge of an obstacle
+(``ClothModel.obstacle_features``) are not moved to a vertex: Li §5 refines the mesh where they
+touch so that the nearest vertex is close, and without that refinement a corner moved to the
+nearest vertex sinks into the face by up to the mesh size and contacts moved onto one vertex from
+faces on either side of a corner push it both ways. They stay contacts at the point of the face or
+edge (``NodalContacts.face``), whose vertices share the contact's row of G.
 """
 
 from __future__ import annotations
@@ -73,53 +80,82 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None
     return NodalContacts.of(node[keep], normal[keep], gap[keep], mu[keep], body_velocity=vel[keep])
 
 
-def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.ndarray, angle: float) -> np.ndarray:
+def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.ndarray, angle: float,
+           face=None, level=None) -> np.ndarray:
     """Indices kept (sorted), Li §5.2: contacts are taken deepest first (smallest ``depth``), and one is
     dropped when every vertex it involves is already pushed, by contacts taken before, in a direction
     within ``angle`` [rad] of its own (the normal as seen from each vertex: ν at the node, −ν at the
     other vertex of a self-contact; ``other`` −1 for a body). For body contacts: per node, one per
-    direction. ``angle`` 0 keeps every contact."""
+    direction. ``angle`` 0 keeps every contact.
+
+    Contacts with face vertices (``face`` (c, 3), −1 for none) come after the others, and one is dropped
+    when a kept one on the same vertices has a normal within ``angle``, or when each of its vertices
+    has a kept body contact with a normal within ``angle`` whose ``level`` (c,) [m] — the body's
+    surface along the normal, n·x − z — is at least its own: the vertices' contacts then hold the
+    point between them too (all of them on one flat side of a body)."""
     if angle <= 0:
         return np.arange(node.size, dtype=np.int64)
     cos = np.cos(angle)
-    pushed: dict[int, list] = {}
+    with_face = (face >= 0).any(axis=1) if face is not None else np.zeros(node.size, dtype=bool)
+    pushed: dict = {}
+    held: dict[int, list] = {}  # vertex → (normal, level) of its kept body contacts
     keep = []
-    for i in np.argsort(depth, kind="stable"):
-        ends = [(int(node[i]), normal[i])] + ([(int(other[i]), -normal[i])] if other[i] >= 0 else [])
+    order = np.argsort(depth, kind="stable")
+    for i in np.concatenate([order[~with_face[order]], order[with_face[order]]]):
+        if with_face[i]:
+            verts = [int(node[i])] + [int(f) for f in face[i] if f >= 0]
+            ends = [(tuple(sorted(verts)), normal[i])]
+            if level is not None and all(any(normal[i] @ q >= cos and h >= level[i] - 1e-12 for q, h in held.get(v, ()))
+                                         for v in verts):
+                continue
+        else:
+            ends = [(int(node[i]), normal[i])] + ([(int(other[i]), -normal[i])] if other[i] >= 0 else [])
         if all(any(n @ q >= cos for q in pushed.get(v, ())) for v, n in ends):
             continue
         keep.append(i)
         for v, n in ends:
             pushed.setdefault(v, []).append(n)
+        if not with_face[i] and other[i] < 0 and level is not None:
+            held.setdefault(int(node[i]), []).append((normal[i], level[i]))
     return np.sort(np.array(keep, dtype=np.int64))
 
 
-def self_contacts(rows, x, v, free) -> NodalContacts:
-    """Cloth–cloth contacts of one step (module docstring): the detector's pairs relocated to vertices.
+def self_contacts(rows, x, v, free, dt: float = 0.0) -> NodalContacts:
+    """Cloth–cloth and thin-obstacle contacts of one step (module docstring): the detector's cloth–cloth
+    pairs relocated to vertices, its pairs with thin obstacles and obstacles' corners and edges at their
+    points (:func:`_point_pairs`).
 
     Parameters
     ----------
-    rows : the collision rows of the step, ``detector.detect(x, x_predicted, omega=0.5, proximity=True)`` of
-        the model's :class:`~isocloth.contact.self_collision.SelfCollisions` (x_predicted: the contact-free
-        prediction)
+    rows : the collision rows of the step, ``detector.detect(x, x_predicted, omega=0.5, proximity=True,
+        t_prev=t, t=t + dt)`` of the model's :class:`~isocloth.contact.self_collision.SelfCollisions`
+        (x_predicted: the contact-free prediction)
     x : (n, 3) float64 [m], positions at the start of the step
     v : (n, 3) float64 [m/s], velocities of the step (grasped nodes: their prescribed ones)
     free : (n,) bool, nodes that are unknowns
+    dt : the step [s] (thin-obstacle rows hold the obstacle's part at the end of the step; its
+        velocity brings it back to the start)
 
     Returns
     -------
-    :class:`~isocloth.solvers.nodal_contact.NodalContacts`: self-contacts (``other`` ≥ 0) and, for pairs
-    with a held side, body contacts; gaps z − τ0 [m].
+    :class:`~isocloth.solvers.nodal_contact.NodalContacts`: self-contacts (``other`` ≥ 0) and body
+    contacts (pairs with a held side, thin obstacles and obstacle corners and edges); gaps z − τ [m].
     """
     if rows.kind.size == 0:
         return NodalContacts.empty()
-    cloth = np.all((rows.nodes >= 0) | (rows.weights == 0), axis=1)  # thin-obstacle rows are not cloth pairs
-    w, nodes, nu = rows.weights[cloth], rows.nodes[cloth], rows.normal[cloth]
+    cloth = np.all((rows.nodes >= 0) | (rows.weights == 0), axis=1)
+    return _concatenate([_cloth_pairs(rows.take(cloth), x, v, free), _point_pairs(rows.take(~cloth), x, v, free, dt)])
+
+
+def _cloth_pairs(rows, x, v, free) -> NodalContacts:
+    """Cloth–cloth rows relocated to the vertex of largest weight on each side (module docstring)."""
+    if rows.kind.size == 0:
+        return NodalContacts.empty()
+    w, nodes, nu = rows.weights, rows.nodes, rows.normal
     a = nodes[np.arange(len(w)), np.argmax(w, axis=1)]  # the side ν points to
     b = nodes[np.arange(len(w)), np.argmin(w, axis=1)]
-    xs = np.where(nodes[..., None] >= 0, x[np.maximum(nodes, 0)], 0.0)
-    z = np.einsum("cd,cd->c", nu, np.einsum("ck,ckd->cd", w, xs)) - rows.thickness[cloth]
-    mu = rows.mu[cloth]
+    z = np.einsum("cd,cd->c", nu, np.einsum("ck,ckd->cd", w, x[nodes])) - rows.thickness
+    mu = rows.mu
     pairs = set()
     out = {"node": [], "other": [], "normal": [], "gap": [], "mu": [], "vel": []}
     for i in np.argsort(z):  # deepest first
@@ -147,18 +183,66 @@ def self_contacts(rows, x, v, free) -> NodalContacts:
                             body_velocity=np.array(out["vel"]))
 
 
-def merge_contacts(*parts: NodalContacts, prune_angle: float = PRUNE_ANGLE) -> NodalContacts:
+def _point_pairs(rows, x, v, free, dt: float) -> NodalContacts:
+    """Rows H = ν·Σ w_i x_i + offset ≥ τ as contacts between the points of the primitives themselves
+    (:class:`~isocloth.solvers.nodal_contact.NodalContacts` with ``face`` vertices), not moved to a
+    vertex: relative velocity Σ_free w_i v_i − v_body, where the held vertices' part and the obstacle's
+    (thin obstacles, an obstacle's corners and edges) make the body velocity, −(Σ_held w_i v_i + Σ_o w_o ȯ);
+    gap H − τ at the start of the step; ``node`` the free vertex of largest |w_i|, the signs turned so
+    that its weight is positive. A pair with no free vertex is left out."""
+    if rows.kind.size == 0:
+        return NodalContacts.empty()
+    on = rows.nodes >= 0
+    idx = np.where(on, rows.nodes, 0)
+    w = np.where(on, rows.weights, 0.0)
+    w[np.abs(w) < 1e-9] = 0.0
+    movable = on & free[idx] & (w != 0.0)
+    offset_start = rows.offset - dt * np.einsum("cd,cd->c", rows.normal, rows.obstacle_velocity)
+    gap = np.einsum("cd,cd->c", rows.normal, np.einsum("ck,ckd->cd", w, x[idx])) + offset_start - rows.thickness
+    body = -rows.obstacle_velocity - np.einsum("ck,ckd->cd", np.where(movable, 0.0, w), v[idx])
+    sel = np.flatnonzero(movable.any(axis=1))
+    if not sel.size:
+        return NodalContacts.empty()
+    wf = np.where(movable, w, 0.0)[sel]
+    order = np.argsort(-np.abs(wf), axis=1, kind="stable")
+    wk = np.take_along_axis(wf, order, axis=1)
+    vk = np.where(wk != 0.0, np.take_along_axis(idx[sel], order, axis=1), -1)
+    flip = np.where(wk[:, 0] < 0.0, -1.0, 1.0)
+    return NodalContacts.of(vk[:, 0], flip[:, None] * rows.normal[sel], gap[sel], rows.mu[sel],
+                            body_velocity=flip[:, None] * body[sel], face=vk[:, 1:], weights=flip[:, None] * wk)
+
+
+def merge_contacts(*parts: NodalContacts, prune_angle: float = PRUNE_ANGLE, x=None) -> NodalContacts:
     """One :class:`NodalContacts` of several, pruned (Li §5.2): contacts are taken deepest first
     (smallest gap), and one is dropped when every vertex it involves is already pushed, by contacts
     taken before, in a direction within ``prune_angle`` [rad] of its own (the normal as seen from each
     vertex: ν at the node, −ν at the other vertex of a self-contact). Such redundant contacts
     constrain nothing more and make the Gauss–Seidel iterations slow; no vertex loses its last
-    contact in a direction."""
+    contact in a direction. Contacts at points of faces or edges are pruned as :func:`_prune` says,
+    with ``x`` (n, 3) [m], the positions at the start of the step (without it, only against each other).
+    """
+    both = _concatenate(parts)
+    level = None
+    if x is not None and both.node.size:
+        x = np.asarray(x, dtype=np.float64)
+        verts = np.column_stack([both.node, both.face])
+        total = both.weights.sum(axis=1)
+        total = np.where(np.abs(total) > 1e-12, total, 1.0)  # (a pair of two sides has no single point)
+        point = np.einsum("ck,ckd->cd", both.weights, x[np.maximum(verts, 0)]) / total[:, None]
+        level = np.einsum("cd,cd->c", both.normal, point) - both.gap
+    keep = _prune(both.node, both.other, both.normal, both.gap, prune_angle, both.face, level)
+    return _take(both, keep)
+
+
+def _concatenate(parts) -> NodalContacts:
     parts = [p for p in parts if p.node.size]
     if not parts:
         return NodalContacts.empty()
     cat = lambda f: np.concatenate([getattr(p, f) for p in parts])  # noqa: E731
-    node, other, normal, gap = cat("node"), cat("other"), cat("normal"), cat("gap")
-    keep = _prune(node, other, normal, gap, prune_angle)
-    return NodalContacts.of(node[keep], normal[keep], gap[keep], cat("mu")[keep], other=other[keep],
-                            body_velocity=cat("body_velocity")[keep])
+    return NodalContacts.of(cat("node"), cat("normal"), cat("gap"), cat("mu"), other=cat("other"),
+                            body_velocity=cat("body_velocity"), face=cat("face"), weights=cat("weights"))
+
+
+def _take(c: NodalContacts, keep: np.ndarray) -> NodalContacts:
+    return NodalContacts.of(c.node[keep], c.normal[keep], c.gap[keep], c.mu[keep], other=c.other[keep],
+                            body_velocity=c.body_velocity[keep], face=c.face[keep], weights=c.weights[keep])

@@ -227,14 +227,24 @@ class ClothModel:
         return bool(self.obstacles or self.thin_obstacles or self.self_collision.enabled)
 
     @property
+    def obstacle_features(self) -> tuple:
+        """The sharp corners and edges of the surface obstacles (:meth:`Obstacle.features
+        <isocloth.contact.obstacles.base.Obstacle.features>`), as thin obstacles checked against the
+        cloth's faces and edges like :attr:`thin_obstacles`; built once per model."""
+        if "obstacle_features" not in self._cache:
+            self._cache["obstacle_features"] = tuple(f for f in (o.features() for o in self.obstacles)
+                                                     if f is not None)
+        return self._cache["obstacle_features"]
+
+    @property
     def collision_detector(self):
         """The :class:`~isocloth.contact.self_collision.SelfCollisions` detector of this model
-        (cloth triangles with quads split, τ0, μ_cloth, the thin obstacles; self pairs only when
-        ``self_collision.enabled``), built once per model; None when there is neither
-        self-collision nor a thin obstacle."""
+        (cloth triangles with quads split, τ0, μ_cloth, the thin obstacles and the obstacles' corners
+        and edges; self pairs only when ``self_collision.enabled``), built once per model; None
+        when there is neither self-collision nor a thin obstacle nor an obstacle with corners."""
         if "collision_detector" not in self._cache:
-            self._cache["collision_detector"] = _collision_detector(self.mesh, self.self_collision,
-                                                                    self.thin_obstacles)
+            self._cache["collision_detector"] = _collision_detector(
+                self.mesh, self.self_collision, self.thin_obstacles + self.obstacle_features)
         return self._cache["collision_detector"]
 
     @property

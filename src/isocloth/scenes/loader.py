@@ -408,15 +408,9 @@ def _measured(cfg: SceneConfig):
 
 
 def _elastic_material(cfg: SceneConfig, material):
-    """The Material of the elastic model: rho from the measured density unless given; what the elastic
-    model cannot do is refused here, before the first step."""
+    """The Material of the elastic model: rho from the measured density unless given."""
     import dataclasses
 
-    from isocloth.scenes.obstacle_specs import THIN_OBSTACLE_TYPES
-
-    if any(o.type in THIN_OBSTACLE_TYPES for o in cfg.obstacles):
-        raise SceneError("obstacles: the elastic model has no thin obstacles (stick, polyline, segments, needle-bed, "
-                         "points); use surface obstacles or model = 'inextensible'")
     if cfg.cloth.rho is None:
         material = dataclasses.replace(material, rho=_measured(cfg).density)
     return material

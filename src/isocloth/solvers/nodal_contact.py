@@ -74,6 +74,14 @@ class NodalContacts:
     other vertices: it is then duplicated, one copy per contact, and the copies are pinned together
     (Li §6).
 
+    A contact may also join points inside faces or edges (Li §5.2 moves them to the nearest vertex,
+    after refining the mesh there): its relative velocity is Σ_a w_a v_a − v_body over the vertices
+    (``node``, ``face``) with weights w (a point of a face or an edge touching a body: barycentric
+    weights; a face and a vertex or two edges touching each other: the signed weights of the two
+    sides). The contact's row of G is E ᵀ Σ_a ŵ_a v_a, ŵ = w/‖w‖, completed to an orthogonal block by
+    unconstrained rows on the other vertices' copies (the k-vertex form of Li eq. 9's mean row), and
+    its gap and body velocity enter u_f divided by ‖w‖.
+
     Attributes
     ----------
     node : (c,) int64, the vertex j in contact
@@ -82,6 +90,8 @@ class NodalContacts:
     gap : (c,) float64 [m], the distance z along the normal at the start of the step
     body_velocity : (c, 3) float64 [m/s], the body's velocity at the contact (zeros for self-contact)
     mu : (c,) float64, friction coefficients ≥ 0
+    face : (c, 3) int64, further vertices of the contact (−1: none; only where ``other`` is −1)
+    weights : (c, 4) float64, weights of (node, face[:, 0], face[:, 1], face[:, 2]), the node's > 0
     """
 
     node: np.ndarray
@@ -90,17 +100,20 @@ class NodalContacts:
     gap: np.ndarray
     body_velocity: np.ndarray
     mu: np.ndarray
+    face: np.ndarray
+    weights: np.ndarray
 
     @classmethod
-    def of(cls, node, normal, gap, mu, *, other=None, body_velocity=None) -> "NodalContacts":
+    def of(cls, node, normal, gap, mu, *, other=None, body_velocity=None, face=None, weights=None) -> "NodalContacts":
         """Validated contacts from array-likes (``other`` default: all bodies; ``body_velocity``
-        default: resting bodies; a scalar ``mu`` applies to all).
+        default: resting bodies; a scalar ``mu`` applies to all; ``face``/``weights`` default: the
+        contact at ``node`` itself).
 
         Raises
         ------
         ValueError
-            If shapes disagree, a normal is not unit length, a value is not finite, μ < 0, or a contact
-            pairs a vertex with itself.
+            If shapes disagree, a normal is not unit length, a value is not finite, μ < 0, a contact
+            repeats a vertex, or the node's weight is not > 0.
         """
         node = np.asarray(node, dtype=np.int64).ravel()
         c = node.size
@@ -120,7 +133,22 @@ class NodalContacts:
             raise ValueError(f"friction coefficients must be ≥ 0, got {mu.min()}")
         if (node == other).any():
             raise ValueError("a self-contact pairs a vertex with itself")
-        return cls(node, other, normal, gap, vel, mu)
+        face = np.full((c, 3), -1, dtype=np.int64) if face is None else np.asarray(face, dtype=np.int64).reshape(-1, 3)
+        if weights is None:
+            weights = np.zeros((c, 4))
+            weights[:, 0] = 1.0
+        weights = np.asarray(weights, dtype=np.float64).reshape(-1, 4)
+        if face.shape[0] != c or weights.shape[0] != c:
+            raise ValueError(f"contacts disagree in number: {c} nodes, {face.shape[0]} faces, {weights.shape[0]} weights")
+        on = face >= 0
+        if not np.isfinite(weights).all() or (weights[:, 0] <= 0).any() or (weights[:, 1:][~on] != 0).any():
+            raise ValueError("contact weights must be finite, the node's > 0 and 0 where there is no face vertex")
+        if (on.any(axis=1) & (other >= 0)).any():
+            raise ValueError("a self-contact of two vertices (other) has no face vertices")
+        ends = np.where(np.column_stack([np.ones(c, bool), on]), np.column_stack([node, face]), -1 - np.arange(4))
+        if c and (np.diff(np.sort(ends, axis=1), axis=1) == 0).any():
+            raise ValueError("a contact repeats a vertex")
+        return cls(node, other, normal, gap, vel, mu, face, weights)
 
     @classmethod
     def empty(cls) -> "NodalContacts":
@@ -191,20 +219,23 @@ class NodalProblem:
 
     def contact_jacobian(self) -> sp.csr_matrix:
         """J (3c, 3m) of u = J v + u_f on the vertices: E_iᵀ on the contact's vertex for a body, the
-        1/√2 [E_iᵀ, −E_iᵀ] of Li eq. 9 on (j, k) for a self-contact."""
+        1/√2 [E_iᵀ, −E_iᵀ] of Li eq. 9 on (j, k) for a self-contact, ŵ_a E_iᵀ on each vertex a of a
+        contact with face vertices."""
         c = self.contacts
         rows, cols, vals = [], [], []
-        h = 1.0 / math.sqrt(2.0)
         for i in range(c.node.size):
-            if c.other[i] < 0:
+            verts, w = _contact_ends(c, i)
+            for a in range(verts.size):
                 rows.append(i)
-                cols.append(int(c.node[i]))
-                vals.append(self.frames[i])
-            else:
-                rows += [i, i]
-                cols += [int(c.node[i]), int(c.other[i])]
-                vals += [h * self.frames[i], -h * self.frames[i]]
+                cols.append(int(verts[a]))
+                vals.append(w[a] * self.frames[i])
         return _block_matrix(rows, cols, vals, max(c.node.size, 1), self.vertices)[:3 * c.node.size]
+
+    def gap_scale(self) -> np.ndarray:
+        """(c,) ‖w‖ of each contact: dt u_N ‖w‖ is its gap at the end of the step (√2 for a self-contact of
+        two vertices)."""
+        c = self.contacts
+        return np.where(c.other >= 0, math.sqrt(2.0), np.linalg.norm(c.weights, axis=1))
 
     def vertex_velocities(self, v_blocks: np.ndarray) -> np.ndarray:
         """(m, 3): the mean of each vertex's copies of (m̃, 3) block velocities."""
@@ -239,10 +270,15 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
     c = contacts.node.size
     if c and (contacts.node.max() >= m or contacts.node.min() < 0 or contacts.other.max() >= m):
         raise ValueError(f"contact vertices must be below {m}")
+    if c and contacts.face.max() >= m:
+        raise ValueError(f"contact vertices must be below {m}")
     E = contact_frames(contacts.normal)
     body = contacts.other < 0
-    # Li §6: a vertex with p > 1 contact ends (as node or as other) becomes p blocks (copies), one contact each
-    ends = np.concatenate([contacts.node, contacts.other[~body]])
+    # Li §6: a vertex with p > 1 contact ends (as node, other or face vertex) becomes p blocks (copies), one
+    # contact each
+    on_face = contacts.face >= 0
+    face_contact, face_slot = np.nonzero(on_face)
+    ends = np.concatenate([contacts.node, contacts.other[~body], contacts.face[on_face]])
     p = np.maximum(np.bincount(ends, minlength=m), 1)
     first = np.concatenate([[0], np.cumsum(p)[:-1]])
     owner = np.repeat(np.arange(m), p)
@@ -254,7 +290,10 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
         seen[v] += 1
     contact_block = copy[:c]
     other_block = np.full(c, -1, dtype=np.int64)
-    other_block[~body] = copy[c:]
+    nself = int(np.count_nonzero(~body))
+    other_block[~body] = copy[c:c + nself]
+    face_block = np.full((c, 3), -1, dtype=np.int64)
+    face_block[face_contact, face_slot] = copy[c + nself:]
     group = np.where(p[owner] > 1, owner, -1)
     A_dup, b_dup = _duplicated(A, b, p, owner) if mt > m else (A, b)
     blocks = np.repeat(np.eye(3)[None], mt, axis=0)
@@ -266,7 +305,20 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
     approach = (contacts.gap - thickness) / dt
     for i in range(c):
         j = int(contact_block[i])
-        if body[i]:
+        if on_face[i].any():  # points of faces or edges: the k-vertex form of eq. 9
+            cb = np.concatenate([[j], face_block[i][on_face[i]]])
+            w = contacts.weights[i][np.concatenate([[True], on_face[i]])]
+            norm = float(np.linalg.norm(w))
+            Q = _orthogonal_completion(w / norm)
+            for a in range(cb.size):
+                blocks[cb[a]] = 0.0
+                for b_ in range(cb.size):
+                    rows.append(int(cb[a]))
+                    cols.append(int(cb[b_]))
+                    vals.append(Q[a, b_] * (E[i] if a == 0 else np.eye(3)))
+            u_f[j] = -E[i] @ contacts.body_velocity[i] / norm
+            u_f[j, 0] += approach[i] / norm
+        elif body[i]:
             blocks[j] = E[i]
             u_f[j] = -E[i] @ contacts.body_velocity[i]
             u_f[j, 0] += approach[i]
@@ -288,6 +340,27 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
     d = (G @ b_dup - W @ u_f.ravel()).reshape(mt, 3)
     return NodalProblem(A, b, G, W.indptr.astype(np.int64), W.indices.astype(np.int64), np.ascontiguousarray(W.data),
                         d, u_f, mu, contact_block, E, owner, group, contacts)
+
+
+def _contact_ends(contacts: NodalContacts, i: int) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices (k,) and normalised weights ŵ (k,) of contact i's row of J (Li eq. 9 for a self-contact)."""
+    if contacts.other[i] >= 0:
+        h = 1.0 / math.sqrt(2.0)
+        return np.array([contacts.node[i], contacts.other[i]]), np.array([h, -h])
+    on = np.concatenate([[True], contacts.face[i] >= 0])
+    w = contacts.weights[i][on]
+    return np.concatenate([[contacts.node[i]], contacts.face[i][on[1:]]]), w / np.linalg.norm(w)
+
+
+def _orthogonal_completion(w: np.ndarray) -> np.ndarray:
+    """Symmetric orthogonal (k, k) Householder reflection Q with first row the unit vector w."""
+    e = np.zeros_like(w)
+    e[0] = 1.0
+    u = w - e
+    uu = float(u @ u)
+    if uu < 1e-30:
+        return np.eye(w.size)
+    return np.eye(w.size) - 2.0 * np.outer(u, u) / uu
 
 
 def _duplicated(A: sp.csr_matrix, b: np.ndarray, p: np.ndarray, owner: np.ndarray):

@@ -29,6 +29,7 @@ from isocloth.contact.obstacles.motion import (
 )
 
 __all__ = [
+    "FEATURE_MIN_RADIUS",
     "Obstacle",
     "Pose",
     "rotation_matrix",
@@ -39,6 +40,10 @@ __all__ = [
     "MotionRotation",
     "MotionComposite",
 ]
+
+FEATURE_MIN_RADIUS = 1e-4
+"""Smallest distance [m] kept between the cloth and an obstacle's corners and edges
+(:meth:`Obstacle.features`) when the obstacle's thickness is smaller."""
 
 
 class Obstacle(ABC):
@@ -120,6 +125,35 @@ class Obstacle(ABC):
     def _closest_local(self, q: np.ndarray) -> np.ndarray:
         sd, g = self._eval_local(q)
         return q - sd[:, None] * g
+
+    def _corners_local(self):
+        """Sharp features in reference coordinates: (vertices (k, 3), segments (m, 2) int64 — the
+        edges —, points (p,) int64 — the corners), or None for a smooth obstacle."""
+        return None
+
+    def features(self):
+        """The obstacle's sharp corners and edges as a thin obstacle moving with it, or None.
+
+        Contact at the cloth's nodes (the signed distance) keeps every node out, but a corner or an
+        edge of the obstacle can pass between the nodes, through a face or across an edge of the
+        cloth. The corners are checked against the cloth's faces and the edges against its edges by
+        the continuous detection of thin obstacles (seed 000 §6.3; Li et al. 2018 §5.2 detects the
+        same vertex–face and edge–edge pairs). Box: its 8 corners and 12 edges; cone: its apex
+        (curved rims are not features).
+
+        Returns
+        -------
+        :class:`~isocloth.contact.obstacles.codim.ObstacleCodim` or None, with this obstacle's
+        motion and μ and radius max(thickness, :data:`FEATURE_MIN_RADIUS`) [m].
+        """
+        local = self._corners_local()
+        if local is None:
+            return None
+        from isocloth.contact.obstacles.codim import ObstacleCodim
+
+        vertices, segments, points = local
+        return ObstacleCodim(vertices, segments, points, radius=max(self._thickness, FEATURE_MIN_RADIUS),
+                             mu=self._mu, motion=self.motion, name=f"{self.name} (corners and edges)")
 
     # -- world-frame queries ---------------------------------------------------------------
     def _local(self, points, t: float):

@@ -70,6 +70,14 @@ class ObstacleBox(Obstacle):
         g[rows, i] = sgn[rows, i]
         return g
 
+    def _corners_local(self):
+        """The 8 corners (vertex k: bit i of k set for +h_i) and the 12 edges joining corners that
+        differ in one bit."""
+        bits = (np.arange(8)[:, None] >> np.arange(3)) & 1
+        vertices = self.center + (2.0 * bits - 1.0) * self.half_extents
+        segments = np.array([(k, k | (1 << i)) for k in range(8) for i in range(3) if not k >> i & 1])
+        return vertices, segments, np.arange(8)
+
     def _closest_local(self, q: np.ndarray) -> np.ndarray:
         r, sgn, d = self._parts(q)
         c = self.center + np.clip(r, -self.half_extents, self.half_extents)  # exact outside

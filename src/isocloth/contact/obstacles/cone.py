@@ -52,6 +52,10 @@ class ObstacleCone(Obstacle):
         self._perp = any_perpendicular(self.axis)
         self._slant_normal = np.array([self.height, self.radius]) / np.hypot(self.height, self.radius)
 
+    def _corners_local(self):
+        """The apex (the base's rim is curved: no feature)."""
+        return self.apex[None, :].copy(), np.zeros((0, 2), dtype=np.int64), np.zeros(1, dtype=np.int64)
+
     def _half_plane(self, q: np.ndarray):
         """(ρ, h) (k, 2) of reference points and their radial directions e_ρ (k, 3)."""
         r = q - (self.apex - self.height * self.axis)
