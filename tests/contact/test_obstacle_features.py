@@ -29,6 +29,24 @@ def test_a_box_exposes_its_corners_and_edges_moving_with_it():
     assert ObstacleSphere((0.0, 0.0, 0.0), 0.1).features() is None  # smooth
 
 
+def test_a_mesh_obstacle_exposes_its_sharp_convex_edges_and_corners():
+    import trimesh
+
+    from isocloth.contact.obstacles import ObstacleMesh
+
+    box = trimesh.creation.box((0.2, 0.4, 0.6))
+    f = ObstacleMesh(box.vertices, box.faces).features()  # its faces' diagonals are flat: not edges
+    assert len(f.segments) == 12 and f.points.size == 8
+    lengths = np.linalg.norm(np.diff(f.vertices_at(0.0)[f.segments], axis=1)[:, 0], axis=1)
+    assert sorted(lengths.round(12)) == [0.2] * 4 + [0.4] * 4 + [0.6] * 4
+    cone = trimesh.creation.cone(0.1, 0.3, sections=32)
+    f = ObstacleMesh(cone.vertices, cone.faces).features()
+    np.testing.assert_allclose(f.vertices_at(0.0)[f.points], [[0.0, 0.0, 0.3]], atol=1e-12)  # the apex
+    assert len(f.segments) == 32  # the base's rim
+    sphere = trimesh.creation.icosphere(3, 0.1)
+    assert ObstacleMesh(sphere.vertices, sphere.faces).features() is None
+
+
 def _drop(obstacle, model: str, until: float):
     """A 0.3 m sheet (11 × 11 nodes) dropped from 0.36 m onto ``obstacle``: the states after each step."""
     element = "triangle" if model == "elastic" else "quad"
@@ -61,12 +79,21 @@ def _surface_samples(x, triangles, k=6):
     return np.einsum("sk,tkd->tsd", a, x[triangles]).reshape(-1, 3)
 
 
-@pytest.mark.parametrize("model", ["elastic", "inextensible"])
-def test_the_edge_of_a_box_does_not_cut_into_a_sheet_draped_over_it(model):
+@pytest.mark.parametrize("model, kind", [("elastic", "box"), ("inextensible", "box"), ("elastic", "mesh"),
+                                         ("inextensible", "mesh")])
+def test_the_edge_of_a_box_does_not_cut_into_a_sheet_draped_over_it(model, kind):
     """Half the sheet lands on the box and the other half hangs over its edge (then slides off at μ = 0.2):
-    every point of every face stays a
-    thickness away from the box (node contacts alone let the edge cut 5–6 mm into the faces across it)."""
-    box = ObstacleBox((-0.1, 0.0, 0.15), (0.1, 0.2, 0.15), mu=0.2, thickness=TAU)
+    every point of every face stays a thickness away from the box (node contacts alone let the edge cut 5–6 mm
+    into the faces across it), a box primitive or a box mesh."""
+    if kind == "box":
+        box = ObstacleBox((-0.1, 0.0, 0.15), (0.1, 0.2, 0.15), mu=0.2, thickness=TAU)
+    else:
+        import trimesh
+
+        from isocloth.contact.obstacles import ObstacleMesh
+
+        tm = trimesh.creation.box((0.2, 0.4, 0.3))
+        box = ObstacleMesh(tm.vertices + [-0.1, 0.0, 0.15], tm.faces, mu=0.2, thickness=TAU)
     m, states = _drop(box, model, 0.3 if model == "elastic" else 0.4)
     tri = m.mesh.triangulated_faces()
     straddles = [((s.x[:, 0] < -0.02) & (s.x[:, 2] > 0.3)).any() and (s.x[:, 2] < 0.25).any() for s in states]

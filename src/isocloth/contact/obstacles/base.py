@@ -139,7 +139,7 @@ class Obstacle(ABC):
         cloth. The corners are checked against the cloth's faces and the edges against its edges by
         the continuous detection of thin obstacles (seed 000 §6.3; Li et al. 2018 §5.2 detects the
         same vertex–face and edge–edge pairs). Box: its 8 corners and 12 edges; cone: its apex
-        (curved rims are not features).
+        (curved rims are not features); mesh: its sharp convex edges and corners.
 
         Returns
         -------

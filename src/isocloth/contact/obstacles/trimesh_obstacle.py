@@ -16,6 +16,9 @@ __all__ = ["ObstacleMesh"]
 # Rotation taking a y-up file (OBJ convention) to this package's z-up frame: (x, y, z) → (x, −z, y).
 _Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 _BARY_TOL = 1e-9  # barycentric coordinates below this count as zero (closest point on an edge/vertex)
+SHARP_ANGLE = np.radians(30.0)
+"""A convex edge whose faces' normals differ by more than this [rad], and a vertex whose angle defect
+(2π minus its faces' angles) exceeds it, are corners and edges (:meth:`ObstacleMesh._corners_local`)."""
 _POINT_BLOCK = 256  # query points per broad-phase block (bounds memory)
 _PAIR_BLOCK = 1 << 18  # (point, triangle) pairs per narrow-phase block
 
@@ -135,6 +138,21 @@ class ObstacleMesh(Obstacle):
         vsum = np.zeros_like(V)
         np.add.at(vsum, F.reshape(-1), (self.mesh.face_angles[:, :, None] * fn[:, None, :]).reshape(-1, 3))
         self._vertex_pn = _normalize_rows(vsum)
+
+    def _corners_local(self):
+        """The convex edges sharper than :data:`SHARP_ANGLE`, and as points the vertices where such edges
+        meet or end or whose angle defect is above it (a cone's apex); None when the mesh has none."""
+        tm = self.mesh
+        sharp = np.asarray(tm.face_adjacency_convex) & (np.asarray(tm.face_adjacency_angles) > SHARP_ANGLE)
+        seg = np.asarray(tm.face_adjacency_edges, dtype=np.int64)[sharp].reshape(-1, 2)
+        degree = np.bincount(seg.ravel(), minlength=len(self.vertices))
+        points = np.flatnonzero(((degree > 0) & (degree != 2)) | (np.asarray(tm.vertex_defects) > SHARP_ANGLE))
+        used = np.union1d(seg.ravel(), points)
+        if not used.size:
+            return None
+        index = np.full(len(self.vertices), -1, dtype=np.int64)
+        index[used] = np.arange(used.size)
+        return self.vertices[used], index[seg], index[points]
 
     def _bounding_sphere(self):
         c = 0.5 * (self.vertices.min(axis=0) + self.vertices.max(axis=0))
