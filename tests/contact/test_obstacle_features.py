@@ -4,8 +4,8 @@ box's edge or a cone's apex passes between the nodes unless it is checked like a
 import numpy as np
 import pytest
 
-from isocloth.contact.obstacles import (ObstacleBox, ObstacleCone, ObstacleSegments, ObstacleSphere,
-                                        MotionTranslation)
+from isocloth.contact.obstacles import (MotionTranslation, ObstacleBox, ObstacleCone, ObstacleCylinder,
+                                        ObstacleSegments, ObstacleSphere)
 from isocloth.mesh.generators import rectangle
 from isocloth.model import Material, ModelBuilder
 
@@ -23,9 +23,17 @@ def test_a_box_exposes_its_corners_and_edges_moving_with_it():
     lengths = np.linalg.norm(v0[f.segments[:, 0]] - v0[f.segments[:, 1]], axis=1)
     assert sorted(lengths.round(12)) == [0.2] * 4 + [0.4] * 4 + [0.6] * 4  # the 12 edges
     assert f.points.size == 8 and f.radius == TAU and f.mu == 0.3
-    apex = ObstacleCone(apex=(0.0, 0.0, 0.3), radius=0.1, height=0.3).features()
-    np.testing.assert_allclose(apex.vertices_at(0.0), [[0.0, 0.0, 0.3]])
-    assert apex.segments.size == 0 and apex.radius > 0.0  # thickness 0: a small radius still
+    cone = ObstacleCone(apex=(0.0, 0.0, 0.3), radius=0.1, height=0.3).features()
+    v = cone.vertices_at(0.0)
+    np.testing.assert_allclose(v[cone.points], [[0.0, 0.0, 0.3]])  # the apex
+    rim = v[np.unique(cone.segments)]  # the base's rim, a polygon inscribed in it
+    np.testing.assert_allclose(np.linalg.norm(rim[:, :2], axis=1), 0.1)
+    np.testing.assert_allclose(rim[:, 2], 0.0, atol=1e-15)
+    assert len(cone.segments) == len(rim) and cone.radius > 0.0  # thickness 0: a small radius still
+    cyl = ObstacleCylinder((0.0, 0.0, 1.0), (1.0, 0.0, 0.0), 0.05, 0.2).features()
+    v = cyl.vertices_at(0.0)
+    assert sorted(set(v[:, 0].round(12))) == [-0.2, 0.2] and cyl.points.size == 0  # two rims
+    np.testing.assert_allclose(np.linalg.norm(v[:, 1:] - [0.0, 1.0], axis=1), 0.05)
     assert ObstacleSphere((0.0, 0.0, 0.0), 0.1).features() is None  # smooth
 
 

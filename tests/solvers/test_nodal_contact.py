@@ -351,3 +351,7 @@ def test_contacts_at_points_of_faces_and_edges_hold_the_point_and_match_the_dual
     assert np.abs(conic_fixed_point(problem, 0.01) - primal.v).max() <= 1e-6
     with pytest.raises(ValueError, match="repeats a vertex"):
         NodalContacts.of([0], [[0.0, 0.0, 1.0]], 0.0, 0.0, face=[[0, -1, -1]], weights=[[0.5, 0.5, 0.0, 0.0]])
+    for face, w in (([-1, -1, -1], [2.0, 0.0, 0.0, 0.0]), ([1, -1, -1], [1.0, 0.0, 0.0, 0.0]),
+                    ([1, -1, -1], [-0.5, 1.5, 0.0, 0.0])):
+        with pytest.raises(ValueError, match="weights"):
+            NodalContacts.of([0], [[0.0, 0.0, 1.0]], 0.0, 0.0, face=[face], weights=[w])

@@ -19,9 +19,9 @@ prediction) with exact Coulomb friction (each obstacle's μ), solved by the prim
 (:func:`isocloth.solvers.nodal_contact.solve_primal`, Li Algorithm 1). The nodes end the step on
 or outside each obstacle's inflated surface. The obstacles' corners and edges
 (``model.obstacle_features``) and the thin obstacles are detected against the cloth's faces and
-edges (``model.collision_detector``) and each such pair becomes a contact of the nearest free vertex
-of the cloth's face or edge (Li §5.2's relocation; Li §5 also refines the mesh there, which isocloth
-does not). With self-collisions (``model.self_collision``) cloth–cloth pairs become
+edges (``model.collision_detector``) and each such pair becomes a contact at the point of the
+cloth's face or edge (:func:`isocloth.contact.nodal.self_contacts`; Li §5.2 moves it to the nearest
+vertex and refines the mesh there, §5, which isocloth does not). With self-collisions (``model.self_collision``) cloth–cloth pairs become
 self-contacts at their nearest vertices (:func:`isocloth.contact.nodal.self_contacts`, Li eq. 9), and
 where faces intersect at the end of the step (``StepInfo.crossings``) the nodes are moved apart by
 intersection contour minimization (:mod:`isocloth.contact.icm`, Li §7.4's fail-safe; the positions

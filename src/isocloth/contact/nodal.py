@@ -81,7 +81,7 @@ def obstacle_contacts(obstacles, x, x_predicted, t: float, dt: float, nodes=None
 
 
 def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.ndarray, angle: float,
-           face=None, level=None) -> np.ndarray:
+           face=None, point=None) -> np.ndarray:
     """Indices kept (sorted), Li §5.2: contacts are taken deepest first (smallest ``depth``), and one is
     dropped when every vertex it involves is already pushed, by contacts taken before, in a direction
     within ``angle`` [rad] of its own (the normal as seen from each vertex: ν at the node, −ν at the
@@ -90,23 +90,23 @@ def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.nd
 
     Contacts with face vertices (``face`` (c, 3), −1 for none) come after the others, and one is dropped
     when a kept one on the same vertices has a normal within ``angle``, or when each of its vertices
-    has a kept body contact with a normal within ``angle`` whose ``level`` (c,) [m] — the body's
-    surface along the normal, n·x − z — is at least its own: the vertices' contacts then hold the
-    point between them too (all of them on one flat side of a body)."""
+    has a kept body contact with a normal q within ``angle`` whose plane q·y ≥ q·x_v − z_v lies, at the
+    contact's ``point`` p (c, 3) [m], at least as far out as the contact's own, q·x_v − z_v − q·p ≥ −z:
+    the vertices' contacts then hold the point too (all of them on one flat side of a body)."""
     if angle <= 0:
         return np.arange(node.size, dtype=np.int64)
     cos = np.cos(angle)
     with_face = (face >= 0).any(axis=1) if face is not None else np.zeros(node.size, dtype=bool)
     pushed: dict = {}
-    held: dict[int, list] = {}  # vertex → (normal, level) of its kept body contacts
+    held: dict[int, list] = {}  # vertex → (normal q, plane q·x_v − z_v) of its kept body contacts
     keep = []
     order = np.argsort(depth, kind="stable")
     for i in np.concatenate([order[~with_face[order]], order[with_face[order]]]):
         if with_face[i]:
             verts = [int(node[i])] + [int(f) for f in face[i] if f >= 0]
             ends = [(tuple(sorted(verts)), normal[i])]
-            if level is not None and all(any(normal[i] @ q >= cos and h >= level[i] - 1e-12 for q, h in held.get(v, ()))
-                                         for v in verts):
+            if point is not None and all(any(normal[i] @ q >= cos and h - q @ point[i] >= -depth[i] - 1e-12
+                                             for q, h in held.get(v, ())) for v in verts):
                 continue
         else:
             ends = [(int(node[i]), normal[i])] + ([(int(other[i]), -normal[i])] if other[i] >= 0 else [])
@@ -115,12 +115,12 @@ def _prune(node: np.ndarray, other: np.ndarray, normal: np.ndarray, depth: np.nd
         keep.append(i)
         for v, n in ends:
             pushed.setdefault(v, []).append(n)
-        if not with_face[i] and other[i] < 0 and level is not None:
-            held.setdefault(int(node[i]), []).append((normal[i], level[i]))
+        if not with_face[i] and other[i] < 0 and point is not None:
+            held.setdefault(int(node[i]), []).append((normal[i], normal[i] @ point[i] - depth[i]))
     return np.sort(np.array(keep, dtype=np.int64))
 
 
-def self_contacts(rows, x, v, free, dt: float = 0.0) -> NodalContacts:
+def self_contacts(rows, x, v, free, dt: float) -> NodalContacts:
     """Cloth–cloth and thin-obstacle contacts of one step (module docstring): the detector's cloth–cloth
     pairs relocated to vertices, its pairs with thin obstacles and obstacles' corners and edges at their
     points (:func:`_point_pairs`).
@@ -189,7 +189,9 @@ def _point_pairs(rows, x, v, free, dt: float) -> NodalContacts:
     vertex: relative velocity Σ_free w_i v_i − v_body, where the held vertices' part and the obstacle's
     (thin obstacles, an obstacle's corners and edges) make the body velocity, −(Σ_held w_i v_i + Σ_o w_o ȯ);
     gap H − τ at the start of the step; ``node`` the free vertex of largest |w_i|, the signs turned so
-    that its weight is positive. A pair with no free vertex is left out."""
+    that its weight is positive. A pair whose free vertices carry less than half of the cloth's weight
+    is left out: the grasp moves that face or edge, and the contact would ask its free vertices for the
+    whole approach over a small weight."""
     if rows.kind.size == 0:
         return NodalContacts.empty()
     on = rows.nodes >= 0
@@ -197,10 +199,11 @@ def _point_pairs(rows, x, v, free, dt: float) -> NodalContacts:
     w = np.where(on, rows.weights, 0.0)
     w[np.abs(w) < 1e-9] = 0.0
     movable = on & free[idx] & (w != 0.0)
-    offset_start = rows.offset - dt * np.einsum("cd,cd->c", rows.normal, rows.obstacle_velocity)
-    gap = np.einsum("cd,cd->c", rows.normal, np.einsum("ck,ckd->cd", w, x[idx])) + offset_start - rows.thickness
+    # the rows' offsets are the obstacle's part at the end of the step: its velocity brings it to the start
+    gap = rows.values(x) - dt * np.einsum("cd,cd->c", rows.normal, rows.obstacle_velocity)
     body = -rows.obstacle_velocity - np.einsum("ck,ckd->cd", np.where(movable, 0.0, w), v[idx])
-    sel = np.flatnonzero(movable.any(axis=1))
+    share = np.abs(np.where(movable, w, 0.0)).sum(axis=1)
+    sel = np.flatnonzero(share >= 0.5 * np.abs(w).sum(axis=1) - 1e-12)
     if not sel.size:
         return NodalContacts.empty()
     wf = np.where(movable, w, 0.0)[sel]
@@ -222,15 +225,14 @@ def merge_contacts(*parts: NodalContacts, prune_angle: float = PRUNE_ANGLE, x=No
     with ``x`` (n, 3) [m], the positions at the start of the step (without it, only against each other).
     """
     both = _concatenate(parts)
-    level = None
+    point = None
     if x is not None and both.node.size:
         x = np.asarray(x, dtype=np.float64)
         verts = np.column_stack([both.node, both.face])
         total = both.weights.sum(axis=1)
         total = np.where(np.abs(total) > 1e-12, total, 1.0)  # (a pair of two sides has no single point)
         point = np.einsum("ck,ckd->cd", both.weights, x[np.maximum(verts, 0)]) / total[:, None]
-        level = np.einsum("cd,cd->c", both.normal, point) - both.gap
-    keep = _prune(both.node, both.other, both.normal, both.gap, prune_angle, both.face, level)
+    keep = _prune(both.node, both.other, both.normal, both.gap, prune_angle, both.face, point)
     return _take(both, keep)
 
 

@@ -91,7 +91,8 @@ class NodalContacts:
     body_velocity : (c, 3) float64 [m/s], the body's velocity at the contact (zeros for self-contact)
     mu : (c,) float64, friction coefficients ≥ 0
     face : (c, 3) int64, further vertices of the contact (−1: none; only where ``other`` is −1)
-    weights : (c, 4) float64, weights of (node, face[:, 0], face[:, 1], face[:, 2]), the node's > 0
+    weights : (c, 4) float64, weights of (node, face[:, 0], face[:, 1], face[:, 2]): the node's > 0 (1 for a
+        contact at the node alone), non-zero on each face vertex, 0 where ``face`` is −1
     """
 
     node: np.ndarray
@@ -113,7 +114,7 @@ class NodalContacts:
         ------
         ValueError
             If shapes disagree, a normal is not unit length, a value is not finite, μ < 0, a contact
-            repeats a vertex, or the node's weight is not > 0.
+            repeats a vertex, or the weights are not as described (``weights``).
         """
         node = np.asarray(node, dtype=np.int64).ravel()
         c = node.size
@@ -141,8 +142,11 @@ class NodalContacts:
         if face.shape[0] != c or weights.shape[0] != c:
             raise ValueError(f"contacts disagree in number: {c} nodes, {face.shape[0]} faces, {weights.shape[0]} weights")
         on = face >= 0
-        if not np.isfinite(weights).all() or (weights[:, 0] <= 0).any() or (weights[:, 1:][~on] != 0).any():
-            raise ValueError("contact weights must be finite, the node's > 0 and 0 where there is no face vertex")
+        plain = ~on.any(axis=1)
+        if (not np.isfinite(weights).all() or (weights[:, 0] <= 0).any() or (weights[:, 1:][~on] != 0).any()
+                or (weights[:, 1:][on] == 0).any() or (weights[plain, 0] != 1.0).any()):
+            raise ValueError("contact weights must be finite, the node's > 0 (1 without face vertices), non-zero on "
+                             "each face vertex and 0 where there is none")
         if (on.any(axis=1) & (other >= 0)).any():
             raise ValueError("a self-contact of two vertices (other) has no face vertices")
         ends = np.where(np.column_stack([np.ones(c, bool), on]), np.column_stack([node, face]), -1 - np.arange(4))
@@ -232,8 +236,8 @@ class NodalProblem:
         return _block_matrix(rows, cols, vals, max(c.node.size, 1), self.vertices)[:3 * c.node.size]
 
     def gap_scale(self) -> np.ndarray:
-        """(c,) ‖w‖ of each contact: dt u_N ‖w‖ is its gap at the end of the step (√2 for a self-contact of
-        two vertices)."""
+        """(c,) ‖w‖ of each contact (√2 for a self-contact of two vertices): dt u_N ‖w‖ is its gap at the end
+        of the step less the thickness."""
         c = self.contacts
         return np.where(c.other >= 0, math.sqrt(2.0), np.linalg.norm(c.weights, axis=1))
 
@@ -245,7 +249,8 @@ class NodalProblem:
 
 
 def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float) -> NodalProblem:
-    """Assemble Li eq. 8 (and eq. 9 for self-contacts) for one step.
+    """Assemble Li eq. 8 (and eq. 9 for self-contacts, its k-vertex form for contacts with face vertices,
+    :class:`NodalContacts`) for one step.
 
     Parameters
     ----------
@@ -268,9 +273,7 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
         raise ValueError(f"need dt > 0 and thickness ≥ 0, got dt={dt}, thickness={thickness}")
     m = n3 // 3
     c = contacts.node.size
-    if c and (contacts.node.max() >= m or contacts.node.min() < 0 or contacts.other.max() >= m):
-        raise ValueError(f"contact vertices must be below {m}")
-    if c and contacts.face.max() >= m:
+    if c and (max(contacts.node.max(), contacts.other.max(), contacts.face.max()) >= m or contacts.node.min() < 0):
         raise ValueError(f"contact vertices must be below {m}")
     E = contact_frames(contacts.normal)
     body = contacts.other < 0
@@ -307,9 +310,8 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
         j = int(contact_block[i])
         if on_face[i].any():  # points of faces or edges: the k-vertex form of eq. 9
             cb = np.concatenate([[j], face_block[i][on_face[i]]])
-            w = contacts.weights[i][np.concatenate([[True], on_face[i]])]
-            norm = float(np.linalg.norm(w))
-            Q = _orthogonal_completion(w / norm)
+            norm = float(np.linalg.norm(contacts.weights[i]))
+            Q = _orthogonal_completion(_contact_ends(contacts, i)[1])
             for a in range(cb.size):
                 blocks[cb[a]] = 0.0
                 for b_ in range(cb.size):

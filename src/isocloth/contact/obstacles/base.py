@@ -30,6 +30,7 @@ from isocloth.contact.obstacles.motion import (
 
 __all__ = [
     "FEATURE_MIN_RADIUS",
+    "RIM_SEGMENTS",
     "Obstacle",
     "Pose",
     "rotation_matrix",
@@ -44,6 +45,21 @@ __all__ = [
 FEATURE_MIN_RADIUS = 1e-4
 """Smallest distance [m] kept between the cloth and an obstacle's corners and edges
 (:meth:`Obstacle.features`) when the obstacle's thickness is smaller."""
+
+RIM_SEGMENTS = 64
+"""Segments of the polygon inscribed in a circular rim (cone, cylinder) as its edge: the chords lie inside the
+rim by R (1 − cos(π/64)) ≈ 1.2e-3 R."""
+
+
+def rim_polygon(center, axis, perp, radius: float, first: int = 0):
+    """Vertices (RIM_SEGMENTS, 3) of the polygon inscribed in the circle of ``radius`` [m] about ``center`` in
+    the plane normal to the unit ``axis`` (``perp`` a unit vector in that plane), and its segments
+    (RIM_SEGMENTS, 2) int64 numbered from ``first``."""
+    phi = 2.0 * np.pi * np.arange(RIM_SEGMENTS) / RIM_SEGMENTS
+    other = np.cross(axis, perp)
+    vertices = center + radius * (np.cos(phi)[:, None] * perp + np.sin(phi)[:, None] * other)
+    k = np.arange(RIM_SEGMENTS)
+    return vertices, first + np.column_stack([k, (k + 1) % RIM_SEGMENTS])
 
 
 class Obstacle(ABC):
@@ -138,8 +154,9 @@ class Obstacle(ABC):
         edge of the obstacle can pass between the nodes, through a face or across an edge of the
         cloth. The corners are checked against the cloth's faces and the edges against its edges by
         the continuous detection of thin obstacles (seed 000 §6.3; Li et al. 2018 §5.2 detects the
-        same vertex–face and edge–edge pairs). Box: its 8 corners and 12 edges; cone: its apex
-        (curved rims are not features); mesh: its sharp convex edges and corners.
+        same vertex–face and edge–edge pairs). Box: its 8 corners and 12 edges; cone: its apex and its
+        base's rim; cylinder: its two rims (rims as inscribed polygons, :data:`RIM_SEGMENTS`); mesh: its
+        sharp convex edges and corners.
 
         Returns
         -------

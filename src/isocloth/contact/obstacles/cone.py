@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from isocloth.contact.obstacles._checks import any_perpendicular, positive, unit_vector3, vector3
-from isocloth.contact.obstacles.base import Obstacle
+from isocloth.contact.obstacles.base import Obstacle, rim_polygon
 
 __all__ = ["ObstacleCone"]
 
@@ -53,8 +53,9 @@ class ObstacleCone(Obstacle):
         self._slant_normal = np.array([self.height, self.radius]) / np.hypot(self.height, self.radius)
 
     def _corners_local(self):
-        """The apex (the base's rim is curved: no feature)."""
-        return self.apex[None, :].copy(), np.zeros((0, 2), dtype=np.int64), np.zeros(1, dtype=np.int64)
+        """The apex (point 0) and the base's rim (an inscribed polygon)."""
+        rim, segments = rim_polygon(self.apex - self.height * self.axis, self.axis, self._perp, self.radius, 1)
+        return np.vstack([self.apex, rim]), segments, np.zeros(1, dtype=np.int64)
 
     def _half_plane(self, q: np.ndarray):
         """(ρ, h) (k, 2) of reference points and their radial directions e_ρ (k, 3)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from isocloth.contact.obstacles._checks import any_perpendicular, positive, unit_vector3, vector3
-from isocloth.contact.obstacles.base import Obstacle
+from isocloth.contact.obstacles.base import RIM_SEGMENTS, Obstacle, rim_polygon
 
 __all__ = ["ObstacleCylinder"]
 
@@ -50,6 +50,12 @@ class ObstacleCylinder(Obstacle):
         self.radius = positive(radius, "radius")
         self.half_height = positive(half_height, "half_height")
         self._perp = any_perpendicular(self.axis)
+
+    def _corners_local(self):
+        """The two rims (inscribed polygons); no points."""
+        ends = [rim_polygon(self.center + s * self.half_height * self.axis, self.axis, self._perp, self.radius,
+                            i * RIM_SEGMENTS) for i, s in enumerate((-1.0, 1.0))]
+        return (np.vstack([v for v, _ in ends]), np.vstack([e for _, e in ends]), np.zeros(0, dtype=np.int64))
 
     def _frame(self, q: np.ndarray):
         r = q - self.center
