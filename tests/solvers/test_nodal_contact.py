@@ -313,7 +313,8 @@ def test_contacts_at_points_of_faces_and_edges_hold_the_point_and_match_the_dual
     """Bodies touching points inside triangles and on edges (thin obstacles, an obstacle's corner or edge): the
     contact's row of G is Eᵀ Σ ŵ_a v_a completed to an orthogonal block on the other vertices' copies. G stays
     orthogonal, the point's normal velocity closes its gap to the thickness and no more, and the primal, dual and
-    conic solutions agree; some of the vertices also carry contacts at themselves (pins, Li §6)."""
+    conic solutions agree; some of the vertices also carry contacts at themselves (pins, Li §6), and one contact is a
+    lone vertex of weight 0.6 (the rest of its face held)."""
     A, b, m, rng = cloth_system(seed=7)
     mesh_tri = rectangle(1.0, 1.0, 10, 10, element="triangle").triangles
     faces = mesh_tri[rng.choice(len(mesh_tri), size=8, replace=False)]
@@ -328,6 +329,7 @@ def test_contacts_at_points_of_faces_and_edges_hold_the_point_and_match_the_dual
     node = np.concatenate([verts[:, 0], plain])
     face = np.vstack([np.column_stack([verts[:, 1:], np.full(8, -1)]), np.full((plain.size, 3), -1)])
     weights = np.vstack([np.column_stack([w, np.zeros(8)]), np.tile([1.0, 0, 0, 0], (plain.size, 1))])
+    weights[8, 0] = 0.6  # a point of a face whose other vertices are held: a lone vertex of weight 0.6
     normal = rng.normal(size=(node.size, 3)) * 0.3
     normal[:, 2] = 1.0
     normal /= np.linalg.norm(normal, axis=1, keepdims=True)
@@ -351,7 +353,7 @@ def test_contacts_at_points_of_faces_and_edges_hold_the_point_and_match_the_dual
     assert np.abs(conic_fixed_point(problem, 0.01) - primal.v).max() <= 1e-6
     with pytest.raises(ValueError, match="repeats a vertex"):
         NodalContacts.of([0], [[0.0, 0.0, 1.0]], 0.0, 0.0, face=[[0, -1, -1]], weights=[[0.5, 0.5, 0.0, 0.0]])
-    for face, w in (([-1, -1, -1], [2.0, 0.0, 0.0, 0.0]), ([1, -1, -1], [1.0, 0.0, 0.0, 0.0]),
-                    ([1, -1, -1], [-0.5, 1.5, 0.0, 0.0])):
+    for face, w in (([-1, -1, -1], [0.0, 0.0, 0.0, 0.0]), ([1, -1, -1], [1.0, 0.0, 0.0, 0.0]),
+                    ([1, -1, -1], [-0.5, 1.5, 0.0, 0.0]), ([-1, -1, -1], [1.0, 0.5, 0.0, 0.0])):
         with pytest.raises(ValueError, match="weights"):
             NodalContacts.of([0], [[0.0, 0.0, 1.0]], 0.0, 0.0, face=[face], weights=[w])

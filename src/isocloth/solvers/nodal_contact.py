@@ -91,8 +91,8 @@ class NodalContacts:
     body_velocity : (c, 3) float64 [m/s], the body's velocity at the contact (zeros for self-contact)
     mu : (c,) float64, friction coefficients ≥ 0
     face : (c, 3) int64, further vertices of the contact (−1: none; only where ``other`` is −1)
-    weights : (c, 4) float64, weights of (node, face[:, 0], face[:, 1], face[:, 2]): the node's > 0 (1 for a
-        contact at the node alone), non-zero on each face vertex, 0 where ``face`` is −1
+    weights : (c, 4) float64, weights of (node, face[:, 0], face[:, 1], face[:, 2]): the node's > 0 (1 in a
+        self-contact of two vertices), non-zero on each face vertex, 0 where ``face`` is −1
     """
 
     node: np.ndarray
@@ -142,11 +142,10 @@ class NodalContacts:
         if face.shape[0] != c or weights.shape[0] != c:
             raise ValueError(f"contacts disagree in number: {c} nodes, {face.shape[0]} faces, {weights.shape[0]} weights")
         on = face >= 0
-        plain = ~on.any(axis=1)
         if (not np.isfinite(weights).all() or (weights[:, 0] <= 0).any() or (weights[:, 1:][~on] != 0).any()
-                or (weights[:, 1:][on] == 0).any() or (weights[plain, 0] != 1.0).any()):
-            raise ValueError("contact weights must be finite, the node's > 0 (1 without face vertices), non-zero on "
-                             "each face vertex and 0 where there is none")
+                or (weights[:, 1:][on] == 0).any() or (weights[other >= 0, 0] != 1.0).any()):
+            raise ValueError("contact weights must be finite, the node's > 0 (1 in a self-contact of two vertices), "
+                             "non-zero on each face vertex and 0 where there is none")
         if (on.any(axis=1) & (other >= 0)).any():
             raise ValueError("a self-contact of two vertices (other) has no face vertices")
         ends = np.where(np.column_stack([np.ones(c, bool), on]), np.column_stack([node, face]), -1 - np.arange(4))
@@ -239,7 +238,7 @@ class NodalProblem:
         """(c,) ‖w‖ of each contact (√2 for a self-contact of two vertices): dt u_N ‖w‖ is its gap at the end
         of the step less the thickness."""
         c = self.contacts
-        return np.where(c.other >= 0, math.sqrt(2.0), np.linalg.norm(c.weights, axis=1))
+        return np.where(c.other >= 0, math.sqrt(2.0), np.linalg.norm(c.weights, axis=1))  # (1 at a lone node)
 
     def vertex_velocities(self, v_blocks: np.ndarray) -> np.ndarray:
         """(m, 3): the mean of each vertex's copies of (m̃, 3) block velocities."""
@@ -320,10 +319,11 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
                     vals.append(Q[a, b_] * (E[i] if a == 0 else np.eye(3)))
             u_f[j] = -E[i] @ contacts.body_velocity[i] / norm
             u_f[j, 0] += approach[i] / norm
-        elif body[i]:
+        elif body[i]:  # (a lone vertex of weight w_j: u = Eᵀ(v_j − v_body/w_j) + approach/w_j)
+            norm = float(contacts.weights[i, 0])
             blocks[j] = E[i]
-            u_f[j] = -E[i] @ contacts.body_velocity[i]
-            u_f[j, 0] += approach[i]
+            u_f[j] = -E[i] @ contacts.body_velocity[i] / norm
+            u_f[j, 0] += approach[i] / norm
         else:  # Li eq. 9: j's row the relative velocity, k's row the mean
             k = int(other_block[i])
             blocks[j] = blocks[k] = 0.0
