@@ -37,6 +37,24 @@ def test_a_box_exposes_its_corners_and_edges_moving_with_it():
     assert ObstacleSphere((0.0, 0.0, 0.0), 0.1).features() is None  # smooth
 
 
+def test_corners_and_edges_resting_on_another_obstacle_are_left_out():
+    """A box standing on the floor: its 4 bottom edges and corners are in the floor's thickness, the cloth cannot
+    reach them; a box lifted 1 cm keeps all 12 and 8; a cone on the floor keeps its apex, not its base's rim."""
+    from isocloth.contact.obstacles import ObstaclePlane
+
+    mesh = rectangle(0.3, 0.3, 4, 4, element="triangle").transformed(np.eye(3), (0.0, 0.0, 0.5))
+    for lift, segments, points in ((0.0, 8, 4), (0.01, 12, 8)):
+        box = ObstacleBox((0.0, 0.0, 0.15 + lift), (0.1, 0.2, 0.15), thickness=TAU)
+        m = ModelBuilder().set_cloth(mesh, Material()).add_obstacle(box).add_obstacle(ObstaclePlane(thickness=TAU))
+        (f,) = m.finalize().obstacle_features
+        assert (len(f.segments), f.points.size) == (segments, points)
+        assert (f.vertices_at(0.0)[f.segments][:, :, 2].max(axis=1) > 0.0).all()  # the bottom edges are gone
+    cone = ObstacleCone(apex=(0.0, 0.0, 0.3), radius=0.1, height=0.3, thickness=TAU)
+    m = ModelBuilder().set_cloth(mesh, Material()).add_obstacle(cone).add_obstacle(ObstaclePlane(thickness=TAU))
+    (f,) = m.finalize().obstacle_features
+    assert f.segments.size == 0 and f.points.size == 1
+
+
 def test_a_mesh_obstacle_exposes_its_sharp_convex_edges_and_corners():
     import trimesh
 

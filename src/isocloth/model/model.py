@@ -230,10 +230,11 @@ class ClothModel:
     def obstacle_features(self) -> tuple:
         """The sharp corners and edges of the surface obstacles (:meth:`Obstacle.features
         <isocloth.contact.obstacles.base.Obstacle.features>`), as thin obstacles checked against the
-        cloth's faces and edges like :attr:`thin_obstacles`; built once per model."""
+        cloth's faces and edges like :attr:`thin_obstacles`, without those that rest on another obstacle
+        (a box's or a cone's base on the floor: both static, every end within the other's thickness of
+        it), which the cloth cannot reach; built once per model."""
         if "obstacle_features" not in self._cache:
-            self._cache["obstacle_features"] = tuple(f for f in (o.features() for o in self.obstacles)
-                                                     if f is not None)
+            self._cache["obstacle_features"] = _uncovered_features(self.obstacles)
         return self._cache["obstacle_features"]
 
     @property
@@ -342,6 +343,31 @@ class ClothModel:
             "thin_obstacles": [repr(o) for o in self.thin_obstacles],
             "self_collision": self.self_collision.to_dict(),
         }
+
+
+def _uncovered_features(obstacles) -> tuple:
+    """The obstacles' features (``Obstacle.features``) less the corners and edges whose ends all lie within
+    another static obstacle's thickness of it, for static obstacles (``ClothModel.obstacle_features``)."""
+    from isocloth.contact.obstacles.codim import ObstacleCodim
+
+    out = []
+    for k, ob in enumerate(obstacles):
+        f = ob.features()
+        if f is None:
+            continue
+        others = [o for j, o in enumerate(obstacles) if j != k and o.motion.is_static]
+        if ob.motion.is_static and others:
+            v = f.vertices_at(0.0)
+            covered = np.zeros(len(v), dtype=bool)
+            for o in others:
+                covered |= o.signed_distance(v, 0.0) <= 1e-12
+            segments = f.segments[~covered[f.segments].all(axis=1)]
+            points = f.points[~covered[f.points]]
+            if not segments.size and not points.size:
+                continue
+            f = ObstacleCodim(f.vertices_at(0.0), segments, points, radius=f.radius, mu=f.mu, name=f.name)
+        out.append(f)
+    return tuple(out)
 
 
 def _collision_detector(mesh: Mesh, options: SelfCollisionOptions, thin_obstacles: tuple):
