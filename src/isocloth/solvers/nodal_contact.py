@@ -9,9 +9,10 @@ A (3m, 3m) the symmetric positive definite matrix of the linearised implicit ste
 end-of-step velocities, r the contact impulses and u the relative velocities in the contact frames
 (law C_μ: :mod:`isocloth.solvers.coulomb_local`). With one contact per vertex the contact Jacobian
 is part of a block-orthogonal matrix G (Li §4.2): G_ii = E_iᵀ, the contact frame's rows (normal
-first), for a vertex touching a body; the 1/√2 [[Eᵀ, −Eᵀ], [Eᵀ, Eᵀ]] block of Li eq. 9 for two
-vertices j, k in contact with each other (the relative velocity on j's row, the mean on k's, which
-stays unconstrained); the identity elsewhere. In the primal unknowns u = G v + u_f the problem reads
+first), for a vertex touching a body; for two vertices j, k in contact with each other the
+relative velocity Eᵀ(v_j − v_k)/√2 on j's row and on k's the unconstrained row that completes it to
+an orthogonal block, −(v_j + v_k)/√2 (Li eq. 9 writes the mean Eᵀ(v_j + v_k)/√2; any completion
+gives the same solution); the identity elsewhere. In the primal unknowns u = G v + u_f the problem reads
 
     r = Ŵ u + d̂,   Ŵ = G A Gᵀ,   d̂ = G b − Ŵ u_f   (Li eq. 8),
 
@@ -237,8 +238,7 @@ class NodalProblem:
     def gap_scale(self) -> np.ndarray:
         """(c,) ‖w‖ of each contact (√2 for a self-contact of two vertices): dt u_N ‖w‖ is its gap at the end
         of the step less the thickness."""
-        c = self.contacts
-        return np.where(c.other >= 0, math.sqrt(2.0), np.linalg.norm(c.weights, axis=1))  # (1 at a lone node)
+        return _weight_norms(self.contacts)
 
     def vertex_velocities(self, v_blocks: np.ndarray) -> np.ndarray:
         """(m, 3): the mean of each vertex's copies of (m̃, 3) block velocities."""
@@ -303,35 +303,23 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
     u_f = np.zeros((mt, 3))
     mu = np.full(mt, -1.0)
     mu[contact_block] = contacts.mu
-    h = 1.0 / math.sqrt(2.0)
     approach = (contacts.gap - thickness) / dt
+    norm = _weight_norms(contacts)
     for i in range(c):
+        # Li eq. 9 in its k-vertex form: the contact's row Eᵀ Σ ŵ_a v_a on its node's copy, the other vertices'
+        # copies the rows completing it to an orthogonal block (for a self-contact of two vertices, ± the mean)
         j = int(contact_block[i])
-        if on_face[i].any():  # points of faces or edges: the k-vertex form of eq. 9
-            cb = np.concatenate([[j], face_block[i][on_face[i]]])
-            norm = float(np.linalg.norm(contacts.weights[i]))
-            Q = _orthogonal_completion(_contact_ends(contacts, i)[1])
-            for a in range(cb.size):
-                blocks[cb[a]] = 0.0
-                for b_ in range(cb.size):
-                    rows.append(int(cb[a]))
-                    cols.append(int(cb[b_]))
-                    vals.append(Q[a, b_] * (E[i] if a == 0 else np.eye(3)))
-            u_f[j] = -E[i] @ contacts.body_velocity[i] / norm
-            u_f[j, 0] += approach[i] / norm
-        elif body[i]:  # (a lone vertex of weight w_j: u = Eᵀ(v_j − v_body/w_j) + approach/w_j)
-            norm = float(contacts.weights[i, 0])
-            blocks[j] = E[i]
-            u_f[j] = -E[i] @ contacts.body_velocity[i] / norm
-            u_f[j, 0] += approach[i] / norm
-        else:  # Li eq. 9: j's row the relative velocity, k's row the mean
-            k = int(other_block[i])
-            blocks[j] = blocks[k] = 0.0
-            for r_, c_, s_ in ((j, j, h), (j, k, -h), (k, j, h), (k, k, h)):
-                rows.append(r_)
-                cols.append(c_)
-                vals.append(s_ * E[i])
-            u_f[j, 0] = h * approach[i]
+        others = [other_block[i]] if contacts.other[i] >= 0 else face_block[i][on_face[i]]
+        cb = np.concatenate([[j], others]).astype(np.int64)
+        Q = _orthogonal_completion(_contact_ends(contacts, i)[1])
+        for a in range(cb.size):
+            blocks[cb[a]] = 0.0
+            for b_ in range(cb.size):
+                rows.append(int(cb[a]))
+                cols.append(int(cb[b_]))
+                vals.append(Q[a, b_] * (E[i] if a == 0 else np.eye(3)))
+        u_f[j] = -E[i] @ contacts.body_velocity[i] / norm[i]
+        u_f[j, 0] += approach[i] / norm[i]
     plain = np.flatnonzero(np.abs(blocks).sum(axis=(1, 2)) > 0)
     rows.extend(plain.tolist())
     cols.extend(plain.tolist())
@@ -342,6 +330,11 @@ def nodal_problem(A, b, contacts: NodalContacts, *, dt: float, thickness: float)
     d = (G @ b_dup - W @ u_f.ravel()).reshape(mt, 3)
     return NodalProblem(A, b, G, W.indptr.astype(np.int64), W.indices.astype(np.int64), np.ascontiguousarray(W.data),
                         d, u_f, mu, contact_block, E, owner, group, contacts)
+
+
+def _weight_norms(contacts: NodalContacts) -> np.ndarray:
+    """(c,) ‖w‖ of each contact's weights: √2 for a self-contact of two vertices (Li eq. 9), w_j at a lone node."""
+    return np.where(contacts.other >= 0, math.sqrt(2.0), np.linalg.norm(contacts.weights, axis=1))
 
 
 def _contact_ends(contacts: NodalContacts, i: int) -> tuple[np.ndarray, np.ndarray]:
