@@ -5,7 +5,8 @@
 2. ``isocloth run`` of the same scene in a subprocess; SIGINT (Ctrl-C) is sent ``--after`` seconds after the run
    printed that it started stepping (inside the first step at this size); prints the delay until the process
    exited, its exit status, and whether the run folder holds what an interrupted run must (metadata, a summary
-   that says it was interrupted, a readable trajectory and checkpoint).
+   that says it was interrupted, a readable trajectory and checkpoint); "stopped": "killed" when the stepping
+   process did not answer within the grace time (``isocloth.supervisor``) and was killed.
 
 Targets of the robustness issue: load ≤ 10 s and ≤ 1 GB, Ctrl-C effective within 2 s.
 
@@ -83,6 +84,7 @@ def interrupt_delay(scene: Path, folder: Path, after: float) -> dict:
     if summary.is_file():
         s = json.loads(summary.read_text())
         ok["summary_says_interrupted"] = bool(s.get("interrupted"))
+        ok["stopped"] = "killed" if "did not answer" in str(s.get("stopped")) else s.get("stopped")
         ok["steps"] = s.get("steps")
     try:
         import numpy as np

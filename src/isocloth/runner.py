@@ -70,7 +70,8 @@ class RunSummary:
     max_edge_stretch : float, largest element-edge strain of any step (``StepInfo.edge_stretch_max``)
     interrupted : bool, stopped by Ctrl-C or SIGTERM (a checkpoint was written)
     stopped : str or None, why the run ended before its duration ("interrupted", or "diverged: " and
-        the reason); None for a complete run
+        the reason; ``UNFINISHED`` in the summary written with each checkpoint while the run goes on);
+        None for a complete run
     extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`);
         for the elastic model "mean_step_split_s", the mean wall time per step [s] in "detection", "merge" and
         "solver" (the contact columns of Li et al. 2018 Table 2) and of the whole "step", and with
@@ -102,6 +103,16 @@ class RunSummary:
         d["video"] = str(self.video) if self.video else None
         d.update(self.extra)
         return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> RunSummary:
+        """The summary of :meth:`to_dict` (keys that are not attributes go to ``extra``)."""
+        own = {k: v for k, v in d.items() if k in cls.__dataclass_fields__ and k != "extra"}
+        own["folder"] = Path(own.get("folder", "."))
+        own["video"] = Path(own["video"]) if own.get("video") else None
+        floats = {k for k, f in cls.__dataclass_fields__.items() if f.type in ("float", float)}
+        own = {k: (float("nan") if v is None and k in floats else v) for k, v in own.items()}  # NaN is written null
+        return cls(**own, extra={k: v for k, v in d.items() if k not in cls.__dataclass_fields__})
 
 
 def speed_hints(scene: Scene, diag_rows: list[dict]) -> list[str]:
@@ -359,6 +370,10 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
             writer.flush()
         diagnostics.write(diag_rows)
         state.save(folder / "checkpoint.npz")
+        if not complete:  # what the folder holds if the process ends before the next checkpoint
+            provisional = RunSummary(folder=folder, interrupted=True, stopped=UNFINISHED, extra=dict(summary.extra))
+            _fill_summary(provisional, scene, state, diag_rows, wall, steps_here)
+            atomic_write_text(folder / "summary.json", json_text(provisional.to_dict(), sort_keys=True))
 
     summary = RunSummary(folder=folder)
     if _state is None:
@@ -378,12 +393,14 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                desc=scene.config.name, leave=False)
     saved = state.step_index  # step of the last frame written
     diverged = None
-    last_checkpoint = time.perf_counter()
     try:
+        checkpoint()  # the folder is a valid (resumable) run from the start
+        last_checkpoint = time.perf_counter()
         while state.step_index < total_steps:
             t0 = time.perf_counter()
             state, info = scene.stepper.step(state)
-            wall += time.perf_counter() - t0
+            step_wall = time.perf_counter() - t0
+            wall += step_wall
             steps_here += 1
             diag_rows.append(info.as_row())
             warned.add(info.warnings)
@@ -391,7 +408,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                 writer.append(state.t, state.x, state.v)
                 saved = state.step_index
                 warned.report(state.t)
-            if state.step_index % ckpt_every == 0 or time.perf_counter() - last_checkpoint > out.checkpoint_wall:
+            if (state.step_index % ckpt_every == 0 or time.perf_counter() - last_checkpoint > out.checkpoint_wall
+                    or step_wall > SLOW_STEP):
                 checkpoint()
                 last_checkpoint = time.perf_counter()
             bar.update(1)
@@ -414,11 +432,43 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     warned.report(state.t)
     summary.extra["step_warnings"] = dict(warned.total)
 
+    _fill_summary(summary, scene, state, diag_rows, wall, steps_here)
+    do_render = (out.video != "none") if render is None else render
+    if do_render and summary.stopped is None:
+        try:
+            summary.video = render_run(folder)
+        except KeyboardInterrupt:
+            summary.interrupted = True
+            summary.stopped = f"interrupted while rendering the video (the run is complete: isocloth render {folder})"
+        except (ValueError, OSError, RuntimeError, ImportError) as exc:  # the results stand without a video
+            summary.extra["video_error"] = (f"the video could not be rendered ({type(exc).__name__}: {exc}); the run "
+                                            f"is complete: try isocloth render {folder}")
+    with _shielded():
+        atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
+    if diverged is not None:
+        raise diverged
+    return summary
+
+
+SLOW_STEP = 1.0
+"""A step that takes longer than this [s of wall time] is followed by a checkpoint: a process stopped
+during the next one (``isocloth run`` stops a run that does not answer Ctrl-C, see
+:mod:`isocloth.supervisor`) loses no computed step. The writes cost little beside such a step."""
+
+UNFINISHED = "unfinished: the process ended after the last checkpoint"
+"""``RunSummary.stopped`` of the summary written with each checkpoint, which a complete,
+interrupted or diverged run replaces: a folder whose process was killed says so."""
+
+
+def _fill_summary(summary: RunSummary, scene: Scene, state: State, diag_rows: list[dict], wall: float,
+                  steps_here: int) -> None:
+    """Set the totals of ``summary`` from the run's ``diag_rows`` (one per step), its current ``state``
+    and the ``wall`` time [s] of the ``steps_here`` steps taken by this process."""
     res = np.array([r["residual"] for r in diag_rows]) if diag_rows else np.zeros(1)
     summary.steps = state.step_index
     summary.simulated_time = state.t
     summary.wall_time = wall
-    summary.real_time_factor = (steps_here * dt) / wall if wall > 0 else float("nan")
+    summary.real_time_factor = (steps_here * scene.dt) / wall if wall > 0 else float("nan")
     summary.max_residual = float(res.max())
     summary.mean_iterations = float(np.mean([r["iterations"] for r in diag_rows])) if diag_rows else 0.0
     summary.unconverged_steps = int(sum(not r["converged"] for r in diag_rows))
@@ -438,21 +488,6 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         if scene.model.self_collision.enabled:
             summary.extra["steps_with_intersections"] = int(sum(r["crossings"] > 0 for r in diag_rows))
             summary.extra["steps_with_intersections_after_icm"] = int(sum(r["icm_remaining"] > 0 for r in diag_rows))
-    do_render = (out.video != "none") if render is None else render
-    if do_render and summary.stopped is None:
-        try:
-            summary.video = render_run(folder)
-        except KeyboardInterrupt:
-            summary.interrupted = True
-            summary.stopped = f"interrupted while rendering the video (the run is complete: isocloth render {folder})"
-        except (ValueError, OSError, RuntimeError, ImportError) as exc:  # the results stand without a video
-            summary.extra["video_error"] = (f"the video could not be rendered ({type(exc).__name__}: {exc}); the run "
-                                            f"is complete: try isocloth render {folder}")
-    with _shielded():
-        atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
-    if diverged is not None:
-        raise diverged
-    return summary
 
 
 @contextmanager
@@ -483,6 +518,22 @@ def _sigterm_as_interrupt():
 def _shielded():
     """Ctrl-C and SIGTERM are ignored inside (the final writes of a run)."""
     return _signal_handlers({signal.SIGINT: signal.SIG_IGN, signal.SIGTERM: signal.SIG_IGN})
+
+
+def stopped_run_summary(folder: str | Path, reason: str) -> RunSummary:
+    """The summary of a run whose process was stopped from outside (``isocloth.supervisor``): the one
+    written with its last checkpoint, marked interrupted with ``reason``, written back to summary.json
+    (a folder without one, stopped before its first checkpoint, gets a summary of zero steps)."""
+    import json
+
+    folder = Path(folder)
+    try:
+        d = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        d = {}
+    summary = RunSummary.from_dict({**d, "folder": str(folder), "interrupted": True, "stopped": reason})
+    atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
+    return summary
 
 
 def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path:

@@ -111,6 +111,17 @@ def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["interrupted"] and summary["stopped"] == "interrupted" and summary["steps"] > 0
     assert State.load(folder / "checkpoint.npz").step_index == summary["steps"]
+    assert np.isfinite(load_trajectory(folder).positions).all()
+    # extended a little past where it stopped, the run equals one that was never interrupted
+    longer = [f"simulation.duration={(summary['steps'] + 30) / 100:.2f}"]
+    done = subprocess.run([sys.executable, "-m", "isocloth.cli", "run", "--resume", str(folder), "--no-video",
+                           "--no-progress", "--set", longer[0]], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    whole = run_scene(load_scene("hang-a2", longer + ["output.checkpoint_every=1000", "output.video='none'"]),
+                      tmp_path / "whole")
+    a, b = load_trajectory(folder), load_trajectory(tmp_path / "whole")
+    assert whole.steps == summary["steps"] + 30
+    assert np.array_equal(a.times, b.times) and np.array_equal(a.positions, b.positions)
 
 
 def test_ctrl_c_in_the_middle_of_slow_steps_leaves_a_run_that_resumes(tmp_path):
@@ -219,7 +230,8 @@ def test_a_second_ctrl_c_while_checkpointing_still_writes_the_summary(tmp_path, 
         return real_step(state, *a, **k)
 
     def save_and_get_interrupted(self, path):
-        os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again
+        if calls["n"] >= 10:  # the checkpoint of the first Ctrl-C (not the one at the start)
+            os.kill(os.getpid(), signal.SIGINT)  # the user presses Ctrl-C again
         return real_save(self, path)
 
     sc.stepper.step = interrupted_at_10
@@ -288,3 +300,45 @@ def test_a_resumed_run_keeps_its_start_report_and_warning_counts(tmp_path, inter
     done = resume_run(tmp_path / "part")
     assert done.extra["step_warnings"] == whole.extra["step_warnings"]
     assert done.extra["start"] == whole.extra["start"]
+
+
+def test_a_run_killed_mid_step_leaves_its_last_checkpoint_and_a_summary_that_says_so(tmp_path, monkeypatch):
+    """isocloth run kills a run that does not answer Ctrl-C (a long factorization): the folder must then be
+    valid from the first step on, and after a slow step hold that step."""
+    import isocloth.runner as runner
+
+    sc = load_scene("hang-a2", ["simulation.duration=0.2", "output.checkpoint_every=1000", "output.video='none'"])
+    real_step = sc.stepper.step
+    seen = []
+
+    def step_and_look(state, *a, **k):
+        summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+        seen.append((summary["stopped"], summary["steps"], State.load(tmp_path / "run" / "checkpoint.npz").step_index,
+                     load_trajectory(tmp_path / "run").times.size))
+        return real_step(state, *a, **k)
+
+    sc.stepper.step = step_and_look
+    run_scene(sc, tmp_path / "run")
+    assert seen[0] == (runner.UNFINISHED, 0, 0, 1)  # before the first step
+    assert seen[-1][1:3] == (0, 0)  # fast steps: no checkpoint before the end
+    monkeypatch.setattr(runner, "SLOW_STEP", 0.0)  # every step counts as slow
+    seen.clear()
+    done = run_scene(sc, tmp_path / "run")
+    assert [s[1:3] for s in seen] == [(i, i) for i in range(20)] and done.stopped is None
+    killed = runner.stopped_run_summary(tmp_path / "run", "interrupted: killed")
+    assert killed.interrupted and killed.steps == 20 and killed.max_residual == done.max_residual
+    assert json.loads((tmp_path / "run" / "summary.json").read_text())["stopped"] == "interrupted: killed"
+
+
+def test_ctrl_c_while_the_video_is_rendered_keeps_the_complete_run(tmp_path, monkeypatch):
+    import isocloth.runner as runner
+
+    def interrupted(folder):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "render_run", interrupted)
+    summary = run_scene(load_scene("hang-a2", SHORT), tmp_path / "run", render=True)
+    assert summary.interrupted and summary.stopped.startswith("interrupted while rendering")
+    assert summary.steps == 60 and load_trajectory(tmp_path / "run").times.size == 16
+    saved = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert saved["interrupted"] and "isocloth render" in saved["stopped"]

@@ -1,0 +1,147 @@
+"""Run a long computation in a child process that Ctrl-C stops within about a second.
+
+Python handles a signal only between bytecodes of its main thread. A compiled routine that keeps the
+interpreter lock does not return to it: CHOLMOD's factorization through scikit-sparse does not release
+the lock, and on a sheet of 100,000 nodes one factorization lasts seconds. ``isocloth run`` therefore
+steps in a forked child process; this parent only waits. On Ctrl-C or SIGTERM the parent asks the child
+to stop (SIGTERM, which the runner turns into the interruption that writes the partial results), and
+stops it outright when the child's interpreter has not run for ``grace`` seconds since: the child's
+heartbeat thread (which needs the interpreter lock) tells a busy compiled routine from the final writes of
+an interrupted run, which may take longer and are waited for. The run folder of a stopped child is the one
+of its last checkpoint; the runner checkpoints after every slow step (``isocloth.runner.SLOW_STEP``).
+
+Where ``fork`` is not available (Windows), outside the main thread, or when stdout or stderr is not a file
+(captured by a test runner or a notebook), the function runs in this process.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sys
+import threading
+import time
+
+GRACE = 0.5
+"""Seconds the child's interpreter may stay silent after a stop request before the child is killed."""
+
+HEARTBEAT = 0.05
+"""Seconds between the child's heartbeats."""
+
+
+class Unresponsive(KeyboardInterrupt):
+    """The child did not answer a stop request within the grace time and was killed (SIGKILL)."""
+
+
+def can_fork() -> bool:
+    """Whether this platform runs :func:`supervised` in a child process."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _streams_are_files() -> bool:
+    """Whether stdout and stderr are files, which a child writes to as this process does (not so for
+    streams captured in memory by a test runner or a notebook: the child's lines would be lost)."""
+    try:
+        sys.stdout.fileno()
+        sys.stderr.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is an OSError
+        return False
+    return True
+
+
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _end_with_parent() -> None:
+    """Linux: SIGTERM to this process when its parent dies (a parent killed by SIGKILL)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _child(conn, beat, fn, args, kwargs) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM (once)
+    signal.signal(signal.SIGTERM, _interrupt)
+    _end_with_parent()
+
+    def heartbeat() -> None:
+        while True:
+            beat.value = time.monotonic()
+            time.sleep(HEARTBEAT)
+
+    threading.Thread(target=heartbeat, daemon=True).start()
+    try:
+        msg = ("ok", fn(*args, **kwargs))
+    except BaseException as exc:  # noqa: BLE001 - every outcome goes back to the parent
+        msg = ("error", exc)
+    try:
+        conn.send(msg)
+    except Exception as exc:  # noqa: BLE001 - an exception that cannot be pickled
+        conn.send(("error", RuntimeError(f"{type(msg[1]).__name__}: {msg[1]}")))
+        del exc
+    conn.close()
+
+
+def supervised(fn, *args, grace: float = GRACE, **kwargs):
+    """``fn(*args, **kwargs)`` in a forked child process; returns its result or raises its exception.
+
+    Ctrl-C (SIGINT) or SIGTERM received by this process is forwarded to the child once as SIGTERM;
+    ``fn`` must end promptly on it (``isocloth.runner.run_scene`` does: it writes the partial results and
+    returns an interrupted summary). Runs ``fn`` in this process where that is not possible (see the module).
+
+    Raises
+    ------
+    Unresponsive
+        If the child's interpreter stayed silent for ``grace`` [s] after the stop request: it was killed.
+    RuntimeError
+        If the child ended without a result (killed by another process, out of memory).
+    """
+    if not can_fork() or threading.current_thread() is not threading.main_thread() or not _streams_are_files():
+        return fn(*args, **kwargs)
+    ctx = multiprocessing.get_context("fork")
+    beat = ctx.Value("d", time.monotonic(), lock=False)
+    parent_conn, child_conn = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(child_conn, beat, fn, args, kwargs))
+    asked: list[float] = []
+
+    def stop(signum, frame) -> None:
+        if not asked:
+            asked.append(time.monotonic())
+            os.kill(proc.pid, signal.SIGTERM)
+
+    previous = {}
+    try:
+        proc.start()
+        child_conn.close()
+        previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+        while True:
+            if parent_conn.poll(HEARTBEAT):
+                try:
+                    kind, value = parent_conn.recv()
+                except EOFError:  # ended without a message
+                    kind, value = None, None
+                break
+            if not proc.is_alive():
+                kind, value = None, None
+                break
+            now = time.monotonic()
+            if asked and now - asked[0] > grace and now - beat.value > grace:
+                proc.kill()
+                raise Unresponsive(f"the run did not answer the stop request within {grace:g} s (a compiled routine "
+                                   "held Python's interpreter lock) and was killed")
+        proc.join()
+    finally:
+        if proc.is_alive():
+            proc.kill()
+        for sig, h in previous.items():
+            signal.signal(sig, h)
+    if kind == "ok":
+        return value
+    if kind == "error":
+        raise value
+    raise RuntimeError(f"the run's process ended without a result (exit code {proc.exitcode})")
