@@ -267,13 +267,27 @@ class Obstacle(ABC):
 
     SWEEP_SAMPLES = 64
 
+    SWEEP_SLOPE = 1.0
+    """Lipschitz bound L ≥ 1 of H assumed by the sweep (:meth:`_march` steps H / (L ‖d‖)): 1 for the
+    exact distances of the primitives; :class:`~isocloth.contact.obstacles.sdf.ObstacleSDF` uses
+    1 + its slope tolerance."""
+
+    def _sweepable(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """(k,) bool: the paths from q0 to q1 (k, 3) (reference coordinates) along which H is a distance
+        (Lipschitz constant ≤ ``SWEEP_SLOPE``), so that the sphere tracing of :meth:`_march` cannot step
+        over the surface. All of them for true distance functions; none for obstacles whose function is
+        not a distance (``_contact_slope`` defined, e.g. the needle height field): their passages are not
+        detected."""
+        return np.full(q0.shape[0], self._contact_slope(q0[:1]) is None)
+
     def _march(self, q0: np.ndarray, d: np.ndarray, tau: np.ndarray, direction: float, tol: float) -> np.ndarray:
         """The first τ ∈ [0, 1] from τ (k,) in ``direction`` ±1 along q0 + τ d (k, 3) where H ≤ tol,
         nan when there is none. Conservative advancement (Hart 1996, "sphere tracing": a step of
         H / ‖d‖ never passes the surface of a true distance function); paths it has not settled
         within ``SWEEP_STEPS`` (grazing a face) are sampled at ``SWEEP_SAMPLES`` points and the
-        first sign change is bisected."""
-        length = np.linalg.norm(d, axis=1)
+        first sign change is bisected. Sound when H is L-Lipschitz along the path with L ≤
+        ``SWEEP_SLOPE`` (the step is divided by it)."""
+        length = self.SWEEP_SLOPE * np.linalg.norm(d, axis=1)
         tau = tau.copy()
         out = np.full(tau.size, np.nan)
         live = np.arange(tau.size)
@@ -316,8 +330,11 @@ class Obstacle(ABC):
         its inside part deeper than ``depth`` (a thin obstacle crossed within one step), or ends
         inside where the closest surface faces away from the entry (past the
         obstacle's middle). A point that ends inside near where it entered is not reported: the
-        closest-point row of :meth:`evaluate_contact` holds it. Obstacles that are not true
-        distance functions (``_contact_slope``) report nothing.
+        closest-point row of :meth:`evaluate_contact` holds it. Only paths along which H is a
+        distance are swept (:meth:`_sweepable`): every path for the primitives and meshes, the paths
+        whose ends have ‖∇φ‖ within ``SWEEP_SLOPE_TOLERANCE`` of 1 for
+        :class:`~isocloth.contact.obstacles.sdf.ObstacleSDF`, none for functions that are not
+        distances (the needle height field); the other paths are not reported.
 
         Parameters
         ----------
@@ -342,12 +359,16 @@ class Obstacle(ABC):
         point, normal = np.zeros((k, 3)), np.zeros((k, 3))
         d = q1 - q0
         length = np.linalg.norm(d, axis=1)
-        if k == 0 or self._contact_slope(q0[:1]) is not None:
+        if k == 0:
             return through, point, normal
         h0 = self._sdf_local(q0) - self._thickness
         h1 = self._sdf_local(q1) - self._thickness
         # started outside, or on the surface within ``depth`` (resting contacts); can reach it
-        cand = np.flatnonzero((h0 >= -depth) & (length > 0.0) & (length >= h0) & (h1 < length))
+        # (H changes by at most L ``length`` along the path)
+        reach = self.SWEEP_SLOPE * length
+        cand = np.flatnonzero((h0 >= -depth) & (length > 0.0) & (reach >= h0) & (h1 < reach))
+        if cand.size:
+            cand = cand[self._sweepable(q0[cand], q1[cand])]
         if cand.size == 0:
             return through, point, normal
         tol = min(1e-3 * depth, 1e-6 * max(1.0, float(length[cand].max()))) if depth > 0 else 1e-9

@@ -39,6 +39,16 @@ class ObstacleSDF(Obstacle):
         ``function``/``gradient`` not callable, ``fd_step`` ≤ 0, or a callable returning the wrong
         shape (raised at query time).
 
+    Notes
+    -----
+    Continuous collision detection (:meth:`Obstacle.swept_passage`) needs a distance: sphere tracing
+    steps by φ and passes the surface of a function steeper than a distance. A path is swept when
+    ‖∇φ‖ at both of its ends lies within ``SWEEP_SLOPE_TOLERANCE`` of 1 (φ is a distance there to
+    that accuracy), with the marching step divided by 1 + ``SWEEP_SLOPE_TOLERANCE`` (``SWEEP_SLOPE``);
+    this is a check at the ends, not a proof: φ must not be steeper than that between them. Paths of
+    a function that is not a distance there (a height field, a polynomial implicit surface) are not
+    swept: nodes crossing a thin part of such an obstacle within one step are not detected.
+
     Examples
     --------
     A torus of radii 0.3 and 0.1 lying in the xy plane::
@@ -47,6 +57,13 @@ class ObstacleSDF(Obstacle):
     """
 
     kind = "sdf"
+
+    SWEEP_SLOPE_TOLERANCE = 0.01
+    """Largest |‖∇φ‖ − 1| at a path's ends for which φ is taken as a distance along it and the path
+    is swept (the central-difference gradient of an exact distance is within ~1e-6 of unit away from
+    its kinks)."""
+
+    SWEEP_SLOPE = 1.0 + SWEEP_SLOPE_TOLERANCE
 
     def __init__(self, function: Callable[[np.ndarray], np.ndarray],
                  gradient: Callable[[np.ndarray], np.ndarray] | None = None, *, fd_step: float = 1e-6,
@@ -76,6 +93,14 @@ class ObstacleSDF(Obstacle):
         """‖∇φ‖ (k,) (contact rows use φ/‖∇φ‖ when φ is not a true distance)."""
         n = np.linalg.norm(self._raw_gradient(q), axis=1)
         return np.where(n > 1e-12, n, 1.0)
+
+    def _sweepable(self, q0: np.ndarray, q1: np.ndarray) -> np.ndarray:
+        """(k,) bool: paths q0 → q1 (k, 3) whose ends both have |‖∇φ‖ − 1| ≤ ``SWEEP_SLOPE_TOLERANCE``
+        (φ a distance there; see the class notes)."""
+        k = q0.shape[0]
+        slope = np.linalg.norm(self._raw_gradient(np.concatenate([q0, q1])), axis=1)
+        ok = np.abs(slope - 1.0) <= self.SWEEP_SLOPE_TOLERANCE
+        return ok[:k] & ok[k:]
 
     def _raw_gradient(self, q: np.ndarray) -> np.ndarray:
         k = q.shape[0]
