@@ -322,7 +322,7 @@ def test_leaning_cards_stand_where_floor_friction_holds_their_thrust():
 def test_leaning_cards_stand_with_friction_and_collapse_without():
     """Li et al. 2018 Fig. 6: the built-in scenes: with μ = 0.6 the cards stand (the top moves < 5 mm in 2 s,
     every step's contact problem solved to 1e-8 m/s); with μ = 0.2 they collapse (the top falls > 5 cm, onto the
-    floor)."""
+    floor), with at least 99 % of the steps solved to 1e-8 m/s (Li's criterion of the issue)."""
     x, x0, infos = cards("house-of-cards", 2.0)
     assert np.linalg.norm(x - x0, axis=1).max() < 5e-3
     assert all(i.converged for i in infos)
@@ -330,4 +330,4 @@ def test_leaning_cards_stand_with_friction_and_collapse_without():
     x, x0, infos = cards("house-of-cards-low-friction", 0.5)
     assert x0[2] - x[-1, 2] > 0.05
     assert x[-1, 2] < 2e-3  # flat on the floor
-    assert np.mean([i.converged for i in infos]) >= 0.95
+    assert np.mean([i.converged for i in infos]) >= 0.99  # the landing: 3,000-4,500 sweeps
