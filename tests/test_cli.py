@@ -1,6 +1,7 @@
 """The command line: scenes, info, run, render/export."""
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -75,6 +76,87 @@ def test_run_into_a_folder_that_cannot_be_written_is_a_named_error(tmp_path):
     assert "cannot write the run folder" in r.output and "choose another folder with --out" in r.output
 
 
+SHORT_RUN = ["--no-video", "--no-progress", "--set", "simulation.duration=0.05"]
+
+
+@pytest.mark.parametrize("where", ["read-only folder", "/sys"])
+def test_run_into_a_read_only_folder_is_a_named_error(tmp_path, where):
+    """It used to end in a traceback. chmod does not stop root: /sys refuses new folders to everyone."""
+    if where == "/sys":
+        if not Path("/sys/kernel").is_dir():
+            pytest.skip("no /sys (not Linux)")
+        out = Path("/sys/isocloth-test/run")
+    else:
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            pytest.skip("root writes into read-only folders (the /sys case covers root)")
+        out = tmp_path / "locked"
+        out.mkdir()
+        out.chmod(0o500)
+    try:
+        r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), *SHORT_RUN])
+    finally:
+        if where != "/sys":
+            out.chmod(0o700)
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+    assert f"cannot write the run folder {out}: " in r.output and "Traceback" not in r.output
+    assert "the folder is not writable: choose another folder with --out, or make this one writable" in r.output
+
+
+def test_run_on_a_full_disk_is_a_named_error_and_can_be_resumed(tmp_path, monkeypatch):
+    """ENOSPC (here when summary.json is synced, after the first checkpoint) used to end in a traceback."""
+    import errno
+
+    import isocloth.io.atomic as atomic
+
+    sync = atomic._fsync_file
+
+    def full(path):
+        if "summary" in Path(path).name:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        sync(path)
+
+    monkeypatch.setattr(atomic, "_fsync_file", full)
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), *SHORT_RUN])
+    assert r.exit_code == 2 and isinstance(r.exception, SystemExit), r.output
+    assert (f"cannot write the run folder {out}: No space left on device; the disk is full: free disk space, or "
+            f"choose another folder (on another disk) with --out, and run again; or free space and continue with: "
+            f"isocloth run --resume {out}") in " ".join(r.output.split())
+    monkeypatch.setattr(atomic, "_fsync_file", sync)  # space freed: the hint works
+    r = runner.invoke(app, ["run", "--resume", str(out), "--no-video", "--no-progress"])
+    assert r.exit_code == 0, r.output
+    assert json.loads((out / "summary.json").read_text())["steps"] == 5
+
+
+def test_run_creates_missing_parent_folders(tmp_path):
+    out = tmp_path / "a" / "b" / "run"
+    r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), *SHORT_RUN])
+    assert r.exit_code == 0, r.output
+    assert (out / "summary.json").is_file()
+
+
+def test_run_write_errors_in_the_forked_child_are_named_errors(tmp_path):
+    """`isocloth run` steps in a forked child when its output goes to files: the child's OSError (here a full
+    disk at the first write) comes back to the parent and gets the same message."""
+    import subprocess
+    import sys
+
+    code = ("import errno, sys\n"
+            "import isocloth.io.atomic as a\n"
+            "def full(path):\n"
+            "    raise OSError(errno.ENOSPC, 'No space left on device')\n"
+            "a._fsync_file = full\n"
+            "from isocloth.cli import app\n"
+            "sys.argv = ['isocloth', *sys.argv[1:]]\n"
+            "app()\n")
+    out = tmp_path / "run"
+    r = subprocess.run([sys.executable, "-c", code, "run", "hang-a2", "--out", str(out), *SHORT_RUN],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 2, r.stderr
+    assert f"cannot write the run folder {out}: No space left on device" in r.stderr
+    assert "free disk space" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_version_scene_list_and_the_scenes_package():
     from isocloth import __version__
     from isocloth.scenes import load_scene
@@ -125,6 +207,22 @@ def test_info_reports_faces_passing_through_each_other_also_when_they_share_a_no
                    "f 1 2 3\nf 1 4 5\nf 2 6 3\n")
     r = CliRunner().invoke(app, ["info", str(obj)])
     assert r.exit_code == 1 and "intersecting faces: 1 pairs, e.g. (0, 1)" in r.stdout
+    assert "defects: none" not in r.stdout and "defects:\n  - intersecting faces" in r.stdout
+
+
+@pytest.mark.parametrize("text, defect", [
+    # a quad with two distinct nodes at one point used to pass as "defects: none", exit 0
+    ("v 0 0 0\nv 1 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3 4\n", "face 0 (quad 0): nodes [0, 1, 2, 3], zero-length edge 1–2"),
+    # triangle 1 turned over in the plane onto triangle 0: "intersecting faces" next to "defects: none"
+    ("v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0.5 0.2 0\nf 1 2 3\nf 2 1 4\n", "2 inverted faces (folded over onto "
+     "neighbouring faces): face 0 (triangle 0); face 1 (triangle 1); 1 folded-over edge"),
+], ids=["zero-length-edge", "fold-over-in-the-plane"])
+def test_info_names_zero_length_edges_and_faces_inverted_in_the_plane(tmp_path, text, defect):
+    obj = tmp_path / "bad.obj"
+    obj.write_text(text)
+    r = runner.invoke(app, ["info", str(obj)])
+    assert r.exit_code == 1 and "defects:\n  - " in r.stdout and defect in r.stdout, r.output
+    assert "defects: none" not in r.stdout
 
 
 def test_python_dash_m_runs_the_command_line():

@@ -41,6 +41,42 @@ def test_sampled_array_interpolates_at_its_rate_and_rejects_nan():
         TrajectorySampled(100.0, samples)
 
 
+@pytest.mark.parametrize("times, points, message", [
+    ((0.0, 1.0), ((0, 0, 0), (0, 0, np.nan)),
+     r"points must be finite .*waypoint 1 \(at t = 1 s\) is \[0.0, 0.0, nan\]"),
+    ((0.0, 1.0), ((np.inf, 0, 0), (0, 0, 1)), r"points must be finite .*waypoint 0 .* is \[inf, 0.0, 0.0\]"),
+    ((0.0, np.nan), ((0, 0, 0), (0, 0, 1)), r"times must be finite .*waypoint 1 has time nan"),
+    ((0.0, np.inf), ((0, 0, 0), (0, 0, 1)), r"times must be finite .*waypoint 1 has time inf"),
+    ((0.0, 1.0), ((0, 0, 0), (0, 1)), r"times \(w,\) and points \(w, 3\) of numbers"),
+])
+def test_waypoints_refuse_nan_and_inf_at_construction(times, points, message):
+    """NaN points and NaN/inf times used to be accepted; the step then failed with 'grasp_targets must be finite'."""
+    with pytest.raises(ValueError, match=message):
+        TrajectoryWaypoints(times, points)
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda: TrajectorySinusoid((0, 0, np.nan), 1.0), r"sinusoid amplitude .* finite .*entry 2 is nan"),
+    (lambda: TrajectorySinusoid((0, 0, 0.1), np.inf), r"sinusoid frequency \[Hz\] must be a finite number"),
+    (lambda: TrajectorySinusoid((0, 0, 0.1), 1.0, duration=-1.0), r"sinusoid duration \[s\] must be >= 0"),
+    (lambda: TrajectoryRotation((0, 0, 0), (0, 0, 1.0), 1.0), r"rotation axis must be a direction of nonzero length"),
+    (lambda: TrajectoryRotation((0, 0, 1), (0, np.nan, 1.0), 1.0), r"rotation center .* finite"),
+    (lambda: TrajectoryRotation((0, 0, 1), (0, 0, 1.0), np.nan), r"angular_velocity .* finite"),
+    (lambda: TrajectorySampled(np.inf, np.zeros((3, 3))), r"rate \[Hz\] must be a finite number"),
+    (lambda: TrajectorySampled(np.nan, np.zeros((3, 3))), r"rate \[Hz\] must be a finite number"),
+    (lambda: TrajectorySampled(10.0, np.zeros((3, 3)), start=np.nan), r"start \[s\] must be a finite number"),
+])
+def test_the_other_trajectories_refuse_non_finite_parameters(make, message):
+    """A zero rotation axis, an infinite rate and NaN parameters used to give NaN targets at the first step."""
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_a_callable_trajectory_needs_a_function():
+    with pytest.raises(TypeError, match="needs a function of time"):
+        TrajectoryCallable(3.0)
+
+
 def test_rotation_is_rigid_and_callable_is_checked():
     tr = TrajectoryRotation((0, 0, 1), (0, 0, 1.0), np.pi / 2)
     x = X0 + tr.displacement(1.0, X0)

@@ -83,12 +83,14 @@ def info(mesh: Path = typer.Argument(..., help="mesh file (OBJ incl. Garment Lib
     from isocloth.contact.intersection import face_intersections
 
     report = validate_mesh(m)
-    typer.echo(report.to_text())
     crossing = face_intersections(m.vertices, m.triangles, m.quads) if report.ok else []
+    extra = []  # listed with the report's defects: a mesh that passes through itself is not "defects: none"
     if len(crossing):
         listed = ", ".join(f"({a}, {b})" for a, b in np.asarray(crossing)[:5].tolist())
-        typer.echo(f"intersecting faces: {len(crossing)} pairs, e.g. {listed}: the mesh passes through itself "
-                   "(a fold-over also when the faces share a node); self-collisions cannot separate them, fix the file")
+        extra.append(f"intersecting faces: {len(crossing)} pairs, e.g. {listed}: the mesh passes through itself "
+                     "(a fold-over also when the faces share a node); self-collisions cannot separate them, fix "
+                     "the file")
+    typer.echo(report.to_text(extra))
     typer.echo(f"rest shape: {m.rest_source}")
     mismatch = abs(report.current_area - report.rest_area) / report.rest_area if report.rest_area > 0 else 0.0
     if mismatch > START_AREA_MISMATCH:
@@ -145,6 +147,35 @@ def _compiling_notice() -> None:
         typer.echo("compiling the numerical kernels (first run only; about a minute) ...", err=True)
 
 
+def _write_error(exc: OSError, folder) -> str:
+    """The message for an OSError of ``isocloth run``: a write error in the run ``folder`` (or one of its
+    parents) names the folder and the fix by its cause (full disk, not writable, cannot be created); another
+    path (a missing input) is named as it is."""
+    import errno
+
+    where = exc.filename
+    if folder is not None and where is not None:
+        path, target = Path(os.path.abspath(where)), Path(os.path.abspath(folder))
+        ours = path == target or path in target.parents or target in path.parents  # the folder, in it, a parent
+    else:
+        ours = folder is not None and not isinstance(exc, FileNotFoundError)
+    if not ours:  # a missing input named by the message (a resume folder without a checkpoint), another path
+        return str(exc) if where is None else f"{where}: {exc.strerror or exc}"
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        fix = "the disk is full: free disk space, or choose another folder (on another disk) with --out, and run again"
+        if (Path(folder) / "checkpoint.npz").is_file():
+            fix += f"; or free space and continue with: isocloth run --resume {folder}"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        fix = "the folder is not writable: choose another folder with --out, or make this one writable"
+    elif exc.errno == errno.ENOENT:
+        fix = ("the folder cannot be created there: choose another folder with --out (missing parent folders of an "
+               "ordinary path are created)")
+    else:
+        fix = "choose another folder with --out (a writable folder; missing parent folders are created)"
+    detail = f" ({where})" if where is not None and Path(where) != Path(folder) else ""
+    return f"cannot write the run folder {folder}: {exc.strerror or exc}{detail}; {fix}"
+
+
 @app.command()
 def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or TOML file"),
         out: Optional[Path] = typer.Option(None, "--out", "-o", help="run folder (default runs/<scene>)"),
@@ -156,16 +187,17 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
         progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Simulate a scene and write trajectory, diagnostics, checkpoint and video to a run folder."""
     from isocloth.mesh.mesh import MeshError
-    from isocloth.runner import resume_run, run_scene
+    from isocloth.runner import resume_run, run_scene, stopped_run_summary
     from isocloth.scenes.loader import SceneError, load_scene
     from isocloth.step.stepper import SimulationDiverged
+    from isocloth.supervisor import Unresponsive, supervised
 
     folder = resume
     _compiling_notice()
     try:
         if resume is not None:
-            summary = resume_run(resume, progress=progress, render=None if video else False, overrides=set_,
-                                 on_warning=_warn_line)
+            summary = supervised(resume_run, resume, progress=progress, render=None if video else False,
+                                 overrides=set_, on_warning=_warn_line)
         else:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", UserWarning)
@@ -177,16 +209,16 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
                     else f"{sc.model.constraint_count} constraints")
             typer.echo(f"running {sc.config.name}: {sc.model.node_count} nodes, {what}, dt = {sc.dt} s, "
                        f"{sc.duration} s -> {folder}", err=True)
-            summary = run_scene(sc, folder, progress=progress and sys.stderr.isatty(),
-                                render=None if video else False, on_warning=_warn_line)
-    except (SceneError, MeshError, FileNotFoundError) as exc:
+            summary = supervised(run_scene, sc, folder, progress=progress and sys.stderr.isatty(),
+                                 render=None if video else False, on_warning=_warn_line)
+    except Unresponsive as exc:
+        summary = stopped_run_summary(folder, f"interrupted: {exc}; the folder holds the last checkpoint")
+    except (SceneError, MeshError) as exc:
         _fail(str(exc))
     except SimulationDiverged as exc:
         _fail(f"simulation diverged: {exc}\n  the frames before it, a checkpoint and summary.json are in {folder}", 3)
-    except OSError as exc:  # read-only or full disk, a path through a file
-        where = exc.filename or folder
-        _fail(f"cannot write the run folder: {where}: {exc.strerror or exc}; choose another folder with --out "
-              "(or free disk space) and run again")
+    except OSError as exc:  # read-only or full disk, a path through a file, a folder that cannot be created
+        _fail(_write_error(exc, folder))
     tol = summary.extra.get("tolerance", float("nan"))
     typer.echo(f"{'interrupted' if summary.interrupted else 'done'}: {summary.simulated_time:.3f} s simulated "
                f"in {summary.wall_time:.2f} s -> real-time factor {_rtf(summary.real_time_factor)}")

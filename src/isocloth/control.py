@@ -96,6 +96,42 @@ def grasp_node_indices(nodes, node_count: int) -> np.ndarray:
     return out
 
 
+def _finite_array(value, what: str, shape: tuple | None = None) -> np.ndarray:
+    """``value`` as a float64 array (of ``shape`` when given; -1 matches any length) whose entries are all
+    finite.
+
+    Raises
+    ------
+    ValueError naming ``what``, the expected shape and the first offending entry.
+    """
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        of_shape = "" if shape is None else f" of shape {shape}"
+        raise ValueError(f"{what} must be numbers{of_shape}, got {value!r}") from None
+    if shape is not None and (a.ndim != len(shape) or any(k not in (-1, n) for k, n in zip(shape, a.shape))):
+        raise ValueError(f"{what} must have shape {shape}, got {a.shape}")
+    bad = np.argwhere(~np.isfinite(a))
+    if bad.size:
+        index = int(bad[0][0]) if a.ndim == 1 else tuple(int(i) for i in bad[0])
+        where = f" (entry {index} is {a[tuple(bad[0])]})" if a.ndim else ""
+        raise ValueError(f"{what} must be finite numbers, got {value!r}{where}: replace NaN and inf by numbers")
+    return a
+
+
+def _finite_number(value, what: str, minimum: float | None = None, strict: bool = False) -> float:
+    """``value`` as a finite float (> or ≥ ``minimum`` when given); ValueError naming ``what`` otherwise."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{what} must be a number, got {value!r}") from None
+    if not np.isfinite(v):
+        raise ValueError(f"{what} must be a finite number, got {value!r}")
+    if minimum is not None and (v <= minimum if strict else v < minimum):
+        raise ValueError(f"{what} must be {'>' if strict else '>='} {minimum:g}, got {value!r}")
+    return v
+
+
 class Trajectory:
     """Base class: ``displacement(t, x0)`` → (k, 3) float64 [m] for nodes starting at x0 (k, 3)."""
 
@@ -126,6 +162,13 @@ class TrajectoryWaypoints(Trajectory):
         first and last waypoints, scipy's clamped ``CubicSpline``) | "smoothstep"
         (each segment eased with 3s² − 2s³, zero velocity at every waypoint).
     Outside [times[0], times[-1]] the end values are held.
+
+    Raises
+    ------
+    ValueError
+        If times or points are not numbers of shapes (w,) and (w, 3) with w ≥ 1, contain NaN or inf
+        (the message names the waypoint), the times do not increase strictly, or the interpolation is
+        unknown.
     """
 
     times: tuple
@@ -133,10 +176,22 @@ class TrajectoryWaypoints(Trajectory):
     interpolation: str = "linear"
 
     def __post_init__(self):
-        t = np.asarray(self.times, dtype=float)
-        p = np.asarray(self.points, dtype=float)
+        try:
+            t = np.asarray(self.times, dtype=float)
+            p = np.asarray(self.points, dtype=float)
+        except (TypeError, ValueError):
+            raise ValueError(f"waypoints need times (w,) and points (w, 3) of numbers; got times {self.times!r} "
+                             f"and points {self.points!r}") from None
         if t.ndim != 1 or t.size < 1 or p.shape != (t.size, 3):
             raise ValueError(f"waypoints need times (w,) and points (w, 3); got {t.shape} and {p.shape}")
+        bad = np.flatnonzero(~np.isfinite(t))
+        if bad.size:
+            raise ValueError(f"waypoint times must be finite times [s]; waypoint {int(bad[0])} has time "
+                             f"{t[bad[0]]}: replace NaN and inf by times")
+        bad = np.flatnonzero(~np.isfinite(p).all(axis=1))
+        if bad.size:
+            raise ValueError(f"waypoint points must be finite displacements [m]; waypoint {int(bad[0])} (at t = "
+                             f"{t[bad[0]]:g} s) is {p[bad[0]].tolist()}: replace NaN and inf by numbers")
         if np.any(np.diff(t) <= 0):
             raise ValueError("waypoint times must be strictly increasing")
         if self.interpolation not in ("linear", "cubic", "smoothstep"):
@@ -178,6 +233,12 @@ class TrajectorySinusoid(Trajectory):
     ----------
     amplitude : (3,) [m]; frequency f [Hz]; phase φ [rad]; start t0 [s]; duration [s] or None
         (after t0 + duration the displacement is held).
+
+    Raises
+    ------
+    ValueError
+        If the amplitude is not three finite numbers, the frequency, phase or start is not a finite
+        number, the frequency is < 0 Hz or the duration is not None or a finite number ≥ 0 s.
     """
 
     amplitude: tuple
@@ -185,6 +246,14 @@ class TrajectorySinusoid(Trajectory):
     phase: float = 0.0
     start: float = 0.0
     duration: float | None = None
+
+    def __post_init__(self):
+        _finite_array(self.amplitude, "sinusoid amplitude [m]", (3,))
+        _finite_number(self.frequency, "sinusoid frequency [Hz]", 0.0)
+        _finite_number(self.phase, "sinusoid phase [rad]")
+        _finite_number(self.start, "sinusoid start [s]")
+        if self.duration is not None:
+            _finite_number(self.duration, "sinusoid duration [s]", 0.0)
 
     def _value(self, t):
         a = np.asarray(self.amplitude, dtype=float)
@@ -213,6 +282,12 @@ class TrajectorySampled(Trajectory):
     rate : float [Hz]
     samples : (s, 3) or (s, k, 3) float64 [m] (per-node samples for k nodes)
     start : float [s], time of the first sample. Values are held outside the samples.
+
+    Raises
+    ------
+    ValueError
+        If the samples do not have one of those shapes or contain NaN or inf, the rate is not a finite
+        number > 0 Hz or the start is not a finite number.
     """
 
     rate: float
@@ -225,8 +300,8 @@ class TrajectorySampled(Trajectory):
             raise ValueError(f"samples must have shape (s, 3) or (s, k, 3); got {s.shape}")
         if not np.isfinite(s).all():
             raise ValueError("samples contain NaN or inf: fill gaps before using them to drive a grasp")
-        if self.rate <= 0:
-            raise ValueError("rate must be > 0 Hz")
+        _finite_number(self.rate, "rate [Hz]", 0.0, strict=True)
+        _finite_number(self.start, "sampled trajectory start [s]")
         object.__setattr__(self, "samples", s)
 
     def displacement(self, t, x0):
@@ -255,6 +330,13 @@ class TrajectoryRotation(Trajectory):
     ----------
     axis : (3,) direction; center : (3,) [m]; angular_velocity ω [rad/s]; start t0 [s];
     max_angle [rad] or None; then : optional Trajectory added after the rotation.
+
+    Raises
+    ------
+    ValueError
+        If the axis is not three finite numbers of nonzero length, the centre not three finite
+        numbers, the angular velocity or start not a finite number, or max_angle not None or a
+        finite number.
     """
 
     axis: tuple
@@ -262,6 +344,17 @@ class TrajectoryRotation(Trajectory):
     angular_velocity: float
     start: float = 0.0
     max_angle: float | None = None
+
+    def __post_init__(self):
+        axis = _finite_array(self.axis, "rotation axis", (3,))
+        if not np.linalg.norm(axis) > 0:
+            raise ValueError(f"rotation axis must be a direction of nonzero length, got {list(self.axis)}: "
+                             "give e.g. [0, 0, 1] for the vertical axis")
+        _finite_array(self.center, "rotation center [m]", (3,))
+        _finite_number(self.angular_velocity, "rotation angular_velocity [rad/s]")
+        _finite_number(self.start, "rotation start [s]")
+        if self.max_angle is not None:
+            _finite_number(self.max_angle, "rotation max_angle [rad]")
 
     def displacement(self, t, x0):
         theta = self.angular_velocity * max(0.0, t - self.start)
@@ -283,9 +376,23 @@ class TrajectoryRotation(Trajectory):
 
 @dataclass(frozen=True)
 class TrajectoryCallable(Trajectory):
-    """A Python callable ``f(t) -> (3,) or (k, 3)`` displacement [m]."""
+    """A Python callable ``f(t) -> (3,) or (k, 3)`` displacement [m].
+
+    Raises
+    ------
+    TypeError
+        At construction, if ``function`` is not callable.
+    ValueError
+        From :meth:`displacement`, if the callable returns a shape that does not broadcast to the
+        nodes or a non-finite displacement.
+    """
 
     function: Callable[[float], np.ndarray]
+
+    def __post_init__(self):
+        if not callable(self.function):
+            raise TypeError(f"TrajectoryCallable needs a function of time t [s] returning a displacement [m], "
+                            f"got {type(self.function).__name__} {self.function!r}")
 
     def displacement(self, t, x0):
         d = np.asarray(self.function(t), dtype=float)

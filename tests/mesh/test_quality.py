@@ -8,6 +8,7 @@ from isocloth.mesh.quality import (
     DegenerateFaceError,
     DuplicateFaceError,
     InconsistentOrientationError,
+    InvertedFaceError,
     MeshReport,
     NonManifoldEdgeError,
     TwistedQuadError,
@@ -171,3 +172,57 @@ def test_coordinates_out_of_range_are_a_defect():
     assert report.far_vertices.tolist() == [3]
     with pytest.raises(CoordinateRangeError, match="beyond .*other units"):
         check_mesh(Mesh(v, triangles=np.array([[0, 1, 2], [1, 3, 2]])))
+
+
+def test_a_zero_length_edge_between_distinct_nodes_is_degenerate():
+    """A quad with two distinct nodes at one point (a triangle in disguise) used to pass as 'defects: none'."""
+    v = np.array([[0, 0, 0], [1, 0, 0], [1, 0, 0], [0, 1, 0]], float)  # nodes 1 and 2 coincide
+    with pytest.raises(DegenerateFaceError, match=r"face 0 \(quad 0\): nodes \[0, 1, 2, 3\], zero-length edge 1–2 "
+                                                  r"\(two distinct nodes at one point in the rest and current shape"):
+        check_mesh(Mesh(v.copy(), quads=[[0, 1, 2, 3]]))
+    r = validate_mesh(Mesh(v.copy(), triangles=[[0, 1, 2], [0, 2, 3]]))  # a triangle with two coincident nodes
+    assert r.degenerate_faces.tolist() == [0] and "zero rest area and zero current area" in r.degenerate_reasons[0]
+    square = np.array([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], float)  # only the rest shape collapses
+    r = validate_mesh(Mesh(square, quads=[[0, 1, 2, 3]], rest_vertices=v.copy()))
+    assert r.degenerate_reasons == ("nodes [0, 1, 2, 3], zero-length edge 1–2 (two distinct nodes at one point "
+                                    "in the rest shape)",)
+
+
+def _grid_with_node_12_dragged_across_an_edge():
+    """5 × 5 nodes, triangles; interior node 12 (at the centre) dragged below the edge 6–7–8: triangles
+    10 (6, 7, 12) and 12 (7, 8, 12) turn over in the plane and lie on their neighbours."""
+    g = rectangle(1.0, 1.0, 5, 5, element="triangle")
+    v = g.vertices.copy()
+    v[12] = [0.1, -0.3, 0.0]
+    return g, v
+
+
+def test_a_face_inverted_relative_to_its_neighbours_in_the_plane_is_named():
+    """A fold-over in the plane (every edge still shared the right way round) used to pass check_mesh and
+    reach `isocloth info` only as 'intersecting faces' next to 'defects: none'."""
+    g, v = _grid_with_node_12_dragged_across_an_edge()
+    r = validate_mesh(g.replace(vertices=v.copy()))
+    assert r.inverted_faces.tolist() == [10, 12] and len(r.inconsistent_orientation) == 0
+    assert r.folded_edge_faces.tolist() == [[3, 10], [5, 12], [10, 11], [12, 13]]
+    with pytest.raises(InvertedFaceError, match=r"2 inverted faces \(folded over onto neighbouring faces\): face 10 "
+                                                r"\(triangle 10\); face 12 \(triangle 12\); 4 folded-over edges"):
+        check_mesh(g.replace(vertices=v.copy()))
+    assert "defects:\n  - 2 inverted faces" in r.to_text()
+    assert not validate_mesh(g.replace(rest_vertices=v.copy())).ok  # the same fold in the rest shape only
+    per_corner = v[g.triangles]  # per-element rest shapes (UV layouts) may overlap: each element stands alone
+    assert validate_mesh(g.replace(rest_triangle_corners=per_corner)).ok
+    v[12, 2] = 0.05  # lifted out of the plane: a crease, not a fold-over
+    assert validate_mesh(g.replace(vertices=v.copy())).ok
+    folded = g.vertices.copy()  # a sheet folded at a right angle along x = 0
+    folded[folded[:, 0] > 0, 2] = folded[folded[:, 0] > 0, 0]
+    folded[folded[:, 0] > 0, 0] = 0.0
+    assert validate_mesh(g.replace(vertices=folded)).ok
+
+
+def test_two_triangles_folded_flat_onto_each_other_are_both_named():
+    v = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0.5, 0.2, 0]], float)  # node 3 on node 2's side of 0–1
+    r = validate_mesh(Mesh(v.copy(), triangles=[[0, 1, 2], [1, 0, 3]]))
+    assert r.folded_edges.tolist() == [[0, 1]] and r.inverted_faces.tolist() == [0, 1]
+    v[3] = [0.5, -0.2, 0.0]  # on the other side: the two lie side by side
+    assert validate_mesh(Mesh(v, triangles=[[0, 1, 2], [1, 0, 3]])).ok
+

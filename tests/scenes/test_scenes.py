@@ -136,6 +136,14 @@ def test_a_run_folder_named_like_a_scene_does_not_shadow_the_builtin(tmp_path, m
     ("cloth.placement.translate=[0, 0, nan]", r"cloth\.placement\.translate\.2"),
     ("grasps.0.trajectory.amplitude=[0, 0, inf]", r"grasps\.0\.trajectory\.amplitude\.2"),
     ("simulation.dt='inf s'", r"simulation\.dt"),
+    ("cloth.initial_velocity=[0, 0, nan]", r"cloth\.initial_velocity\.2"),
+    ("cloth.initial_velocity=[inf, 0, 0]", r"cloth\.initial_velocity\.0"),
+    ("grasps.0.trajectory={type='waypoints', times=[0, 1], points=[[0, 0, 0], [0, 0, nan]]}",
+     r"grasps\.0\.trajectory\.points\.1\.2"),
+    ("grasps.0.trajectory={type='waypoints', times=[0, nan], points=[[0, 0, 0], [0, 0, 0.1]]}",
+     r"grasps\.0\.trajectory\.times\.1"),
+    ("grasps.0.trajectory={type='waypoints', times=[0, inf], points=[[0, 0, 0], [0, 0, 0.1]]}",
+     r"grasps\.0\.trajectory\.times\.1"),
 ])
 def test_non_finite_numbers_are_named_scene_errors(override, where):
     """inf and NaN in a scene field used to end in a traceback (OverflowError, ValueError deep in the build)."""
@@ -234,3 +242,13 @@ def test_grasps_that_share_a_node_are_a_scene_error(tmp_path):
     extra = '[[grasps]]\nname = "b"\nnodes = { nearest = [[-0.2, 0.0, 1.2]] }'
     with pytest.raises(SceneError, match=r"grasps\.1 \('b'\): node \d+ is already grasped.*disjoint"):
         load_scene(_write(tmp_path, GRASPED.format(extra=extra)))
+
+
+def test_a_bad_grasp_trajectory_is_named_as_the_trajectory(tmp_path):
+    """A rotation about a zero axis was reported with the hint for grasps sharing nodes."""
+    (tmp_path / "traj.csv").write_text("0,0,0\n0,0,0.1\n")
+    extra = ('[[grasps]]\nname = "b"\nnodes = { nearest = [[0.2, 0.0, 1.2]] }\n'
+             'trajectory = { type = "rotation", axis = [0, 0, 0], center = [0, 0, 0], angular_velocity = 1.0 }')
+    with pytest.raises(SceneError, match=r"grasps\.1 \('b'\)\.trajectory: rotation axis") as err:
+        load_scene(_write(tmp_path, GRASPED.format(extra=extra)))
+    assert "disjoint" not in str(err.value)

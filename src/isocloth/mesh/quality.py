@@ -5,6 +5,7 @@ Faces are numbered triangles first, then quads (see :mod:`isocloth.mesh.topology
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -22,13 +23,22 @@ __all__ = [
     "UnusedVertexError",
     "InconsistentOrientationError",
     "TwistedQuadError",
+    "InvertedFaceError",
     "CoordinateRangeError",
     "DEGENERATE_AREA",
+    "DEGENERATE_LENGTH",
+    "FOLD_ANGLE",
     "MAX_COORDINATE",
 ]
 
 #: elements with rest or current area below this [m²] are degenerate
 DEGENERATE_AREA = 1e-14
+#: an edge between two distinct nodes shorter than this [m] (rest or current) makes its faces degenerate
+DEGENERATE_LENGTH = 1e-7
+#: two faces on either side of an edge whose half-planes meet at less than this angle [rad] (current
+#: shape, or a per-vertex rest shape) lie folded onto each other: one is inverted relative to the other.
+#: The built-in garment meshes have ≥ 0.4 rad at their sharpest crease; a planar fold-over has 0.
+FOLD_ANGLE = 1e-2
 #: vertices (rest or current) farther than this [m] from the origin are out of range
 MAX_COORDINATE = 1e5
 _SHOW = 3  # offending elements named in a message
@@ -56,6 +66,11 @@ class InconsistentOrientationError(MeshError):
 
 class TwistedQuadError(MeshError):
     """A quad whose boundary crosses itself (a "bow-tie"): its two halves face opposite ways."""
+
+
+class InvertedFaceError(MeshError):
+    """Faces folded over onto a neighbour: the two lie on top of each other across their shared edge,
+    one inverted relative to the other (a fold-over in the plane, e.g. a node dragged across an edge)."""
 
 
 class CoordinateRangeError(MeshError):
@@ -88,8 +103,9 @@ class MeshReport:
     non_manifold_edges : (k, 2) int64
         Edges shared by more than two faces; ``non_manifold_edge_faces`` lists their faces.
     degenerate_faces : (k,) int64
-        Faces with a repeated node or rest/current area < ``DEGENERATE_AREA``;
-        ``degenerate_reasons`` says which.
+        Faces with a repeated node, an edge between distinct nodes shorter than
+        ``DEGENERATE_LENGTH`` or a rest/current area < ``DEGENERATE_AREA`` (rest or current
+        shape); ``degenerate_reasons`` says which.
     duplicate_faces : (k, 2) int64
         Pairs (first, other) of faces with the same node set.
     unused_vertices : (k,) int64
@@ -104,6 +120,13 @@ class MeshReport:
         triangles on either side of one of its diagonals face opposite ways.
     far_vertices : (k,) int64
         Vertices with a rest or current coordinate beyond ±``MAX_COORDINATE`` m.
+    folded_edges : (k, 2) int64
+        Edges ``(a, b)`` whose two faces lie folded onto each other (their half-planes meet at less
+        than ``FOLD_ANGLE``) in the current shape or in a per-vertex rest shape (``rest_vertices``;
+        per-corner rest shapes such as UV layouts are not checked); the faces are in
+        ``folded_edge_faces`` (k, 2).
+    inverted_faces : (k,) int64
+        Faces folded onto more than half of their neighbours: the inverted ones.
     """
 
     name: str
@@ -129,6 +152,9 @@ class MeshReport:
     non_manifold_vertices: np.ndarray = field(default_factory=lambda: _ints(0))
     twisted_quads: np.ndarray = field(default_factory=lambda: _ints(0))
     far_vertices: np.ndarray = field(default_factory=lambda: _ints(0))
+    folded_edges: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
+    folded_edge_faces: np.ndarray = field(default_factory=lambda: _ints((0, 2)))
+    inverted_faces: np.ndarray = field(default_factory=lambda: _ints(0))
 
     @property
     def ok(self) -> bool:
@@ -159,6 +185,18 @@ class MeshReport:
             items = [self._face(f) for f in self.twisted_quads]
             out.append((TwistedQuadError, f"{_count(k, 'self-crossing (bow-tie) quad')}: {_few(items)}: "
                         "list each quad's nodes in order around its boundary"))
+        k = len(self.folded_edges)
+        if k:
+            items = [f"edge {a}–{b} (faces {f} and {g})" for (a, b), (f, g) in zip(self.folded_edges,
+                                                                                 self.folded_edge_faces)]
+            edges = (f"{_count(k, 'folded-over edge')} (the faces on either side lie on top of each other, one "
+                     f"inverted relative to the other): {_few(items)}")
+            m = len(self.inverted_faces)
+            if m:
+                names = _few([self._face(f) for f in self.inverted_faces])
+                edges = f"{_count(m, 'inverted face')} (folded over onto neighbouring faces): {names}; {edges}"
+            out.append((InvertedFaceError, f"{edges}: move the nodes so that every face lies on its own side of "
+                        "the edges it shares"))
         k = len(self.duplicate_faces)
         if k:
             items = [f"{self._face(a)} and {self._face(b)}" for a, b in self.duplicate_faces]
@@ -200,8 +238,12 @@ class MeshReport:
         return [f"{_count(k, 'non-manifold vertex', 'non-manifold vertices')} (faces around it "
                 f"form separate fans): {_few(items)}: split the vertex if the fans should be apart"]
 
-    def to_text(self) -> str:
-        """A multi-line summary (as printed by ``isocloth info MESH``)."""
+    def to_text(self, extra_defects: Sequence[str] = ()) -> str:
+        """A multi-line summary (as printed by ``isocloth info MESH``).
+
+        ``extra_defects``: messages of defects found by checks outside this report (``isocloth info``
+        adds faces that pass through each other), listed with the report's own so that a mesh with
+        any defect never reads "defects: none"."""
         loops = self.boundary_loop_lengths
         lines = [
             f"mesh {self.name!r}: {self.node_count} vertices, {self.triangle_count} triangles, "
@@ -213,7 +255,7 @@ class MeshReport:
             + (" (per-corner rest shape)" if self.per_corner_rest else "")
             + f"; current area: {self.current_area:.6g} m^2",
         ]
-        defects = self.defects()
+        defects = self.defects() + list(extra_defects)
         lines.append("defects: none" if not defects else "defects:")
         lines += [f"  - {d}" for d in defects]
         lines += [f"warning: {w}" for w in self.warnings()]
@@ -272,20 +314,107 @@ def _non_manifold_vertices(mesh: Mesh, node, nxt, face) -> np.ndarray:
     return np.flatnonzero(per_node > 1).astype(np.int64)
 
 
+def _shapes(mesh: Mesh) -> tuple[tuple[str, np.ndarray, np.ndarray], ...]:
+    """("rest" | "current", triangle corners (t, 3, 3), quad corners (q, 4, 3)) [m]."""
+    return (("rest", *mesh.rest_corners),
+            ("current", mesh.vertices[mesh.triangles], mesh.vertices[mesh.quads]))
+
+
+def _corner_edges(tri: np.ndarray, quad: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per face corner (triangles first, corner by corner, as :func:`_corner_half_edges`): the
+    position p0 (c, 3) of the corner, p1 (c, 3) of the next corner of its face, and the face's
+    normal (c, 3) (not normalized; a quad's from its diagonals)."""
+    with np.errstate(all="ignore"):  # far-off coordinates (a defect of their own) overflow
+        nt = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0]).reshape(-1, 3)
+        nq = np.cross(quad[:, 2] - quad[:, 0], quad[:, 3] - quad[:, 1]).reshape(-1, 3)
+    p0 = np.concatenate([tri.reshape(-1, 3), quad.reshape(-1, 3)])
+    p1 = np.concatenate([np.roll(tri, -1, axis=1).reshape(-1, 3), np.roll(quad, -1, axis=1).reshape(-1, 3)])
+    normal = np.concatenate([np.repeat(nt, 3, axis=0), np.repeat(nq, 4, axis=0)])
+    return p0, p1, normal
+
+
 def _degenerate(mesh: Mesh) -> tuple[np.ndarray, tuple[str, ...]]:
     repeated = np.concatenate([(np.diff(np.sort(f, axis=1), axis=1) == 0).any(axis=1)
                                for f in (mesh.triangles, mesh.quads)])
     rest = topology.rest_element_areas(mesh) < DEGENERATE_AREA
     cur = topology.element_areas(mesh) < DEGENERATE_AREA
-    bad = np.flatnonzero(repeated | rest | cur)
+    node, nxt, face = _corner_half_edges(mesh)
+    distinct = node != node[nxt]
+    # shape -> (c,) bool: a corner whose edge to the next corner has (almost) no length, in a face whose
+    # area in that shape does not already say it is degenerate (a quad with two nodes at one point)
+    short = {}
+    for (label, tri, quad), flat in zip(_shapes(mesh), (rest, cur)):
+        p0, p1, _ = _corner_edges(tri, quad)
+        with np.errstate(all="ignore"):
+            short[label] = distinct & ~flat[face] & (np.linalg.norm(p1 - p0, axis=1) < DEGENERATE_LENGTH)
+    either = np.flatnonzero(short["rest"] | short["current"])
+    short_faces, first = np.unique(face[either], return_index=True)
+    short_corner = dict(zip(short_faces.tolist(), either[first].tolist()))  # face -> its first short edge
+    short_face = np.zeros(mesh.face_count, dtype=bool)
+    short_face[short_faces] = True
+    bad = np.flatnonzero(repeated | rest | cur | short_face)
     reasons = []
     t = mesh.triangle_count
     for f in bad:
         nodes = (mesh.triangles[f] if f < t else mesh.quads[f - t]).tolist()
         why = [w for w, flag in (("repeated node", repeated[f]), ("zero rest area", rest[f]),
                                  ("zero current area", cur[f])) if flag]
+        if short_face[f]:
+            c = short_corner[int(f)]
+            shapes = " and ".join(label for label in ("rest", "current") if short[label][c])
+            why.append(f"zero-length edge {int(node[c])}–{int(node[nxt[c]])} (two distinct nodes at one point "
+                       f"in the {shapes} shape)")
         reasons.append(f"nodes {nodes}, {' and '.join(why)}")
     return bad.astype(np.int64), tuple(reasons)
+
+
+def _folded_edges(mesh: Mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Edges whose two faces lie folded onto each other in the current or a per-vertex rest shape.
+
+    For an edge a–b shared by faces f (traversing a → b) and g (b → a), the vector in each face's
+    plane perpendicular to the edge and pointing into the face (normal × edge) points to opposite
+    sides when the faces lie side by side and to the same side when one is folded over the other.
+    Edges with another number of faces, traversed the same way by both (an orientation defect of its
+    own) or of a degenerate face are skipped. The rest shape is checked only when it is given per vertex
+    (``rest_vertices``, a flat pattern): a per-corner rest shape (UV coordinates) describes each element
+    on its own, and UV layouts often lay mirrored pattern pieces over each other.
+
+    Returns
+    -------
+    edges : (k, 2) int64 node pairs (a, b) as face f traverses them
+    faces : (k, 2) int64 (f, g)
+    inverted : (m,) int64, faces folded onto more than half of their neighbours
+    """
+    node, nxt, face = _corner_half_edges(mesh)
+    c0 = np.flatnonzero(node != node[nxt])
+    a, b = node[c0], node[nxt[c0]]
+    n = max(mesh.node_count, 1)
+    key = np.minimum(a, b) * n + np.maximum(a, b)
+    order = np.argsort(key, kind="stable")
+    _, first, counts = np.unique(key[order], return_index=True, return_counts=True)
+    pair = first[counts == 2]
+    h1, h2 = c0[order[pair]], c0[order[pair + 1]]
+    opposite = node[h1] == node[nxt[h2]]
+    h1, h2 = h1[opposite], h2[opposite]
+    folded = np.zeros(h1.size, dtype=bool)
+    cos_max = np.cos(FOLD_ANGLE)
+    for label, tri, quad in _shapes(mesh):
+        if label == "rest" and (mesh.rest_vertices is None or mesh.has_per_corner_rest):
+            continue  # the geometry (checked as the current shape), or per-element rest shapes (UV layouts)
+        p0, p1, normal = _corner_edges(tri, quad)
+        with np.errstate(all="ignore"):
+            inward = np.cross(normal, p1 - p0)
+            length = np.linalg.norm(inward, axis=1)
+            w1, w2 = inward[h1] / length[h1, None], inward[h2] / length[h2, None]
+            folded |= np.einsum("ij,ij->i", w1, w2) > cos_max  # NaN for a degenerate face: not folded
+    edges = np.stack([node[h1], node[nxt[h1]]], axis=1)[folded]
+    faces = np.stack([face[h1], face[h2]], axis=1)[folded]
+    shared = np.bincount(np.concatenate([face[h1], face[h2]]), minlength=mesh.face_count)
+    over = np.bincount(faces.ravel(), minlength=mesh.face_count)
+    inverted = np.flatnonzero((over > 0) & (2 * over > shared))
+    order = np.lexsort((faces[:, 1], faces[:, 0]))
+    return (edges[order].astype(np.int64).reshape(-1, 2), faces[order].astype(np.int64).reshape(-1, 2),
+            inverted.astype(np.int64))
 
 
 def _twisted_quads(mesh: Mesh) -> np.ndarray:
@@ -362,6 +491,7 @@ def validate_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
     used = topology.used_nodes(mesh)
     unused = np.setdiff1d(np.arange(mesh.node_count), used)
     degenerate, reasons = _degenerate(mesh)
+    folded, folded_faces, inverted = _folded_edges(mesh)
     return MeshReport(
         name=mesh.name,
         node_count=mesh.node_count,
@@ -386,15 +516,20 @@ def validate_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
         non_manifold_vertices=_non_manifold_vertices(mesh, *_corner_half_edges(mesh)),
         twisted_quads=_twisted_quads(mesh),
         far_vertices=_far_vertices(mesh),
+        folded_edges=folded,
+        folded_edge_faces=folded_faces,
+        inverted_faces=inverted,
     )
 
 
 def check_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
     """Validate a mesh and raise on the first kind of defect.
 
-    Checked in this order: vertices out of range, degenerate faces, self-crossing quads, duplicate
-    faces, non-manifold edges, inconsistent orientation, unused vertices. Non-manifold ("bow-tie")
-    vertices are allowed.
+    Checked in this order: vertices out of range, degenerate faces (also zero-length edges), self-crossing
+    quads, faces folded over onto a neighbour (inverted), duplicate faces, non-manifold edges, inconsistent
+    orientation, unused vertices. Non-manifold ("bow-tie") vertices are allowed. Faces that pass through
+    each other without sharing an edge are not checked here (``isocloth info`` lists them, with
+    :func:`isocloth.contact.intersection.face_intersections`).
 
     Parameters
     ----------
@@ -409,7 +544,7 @@ def check_mesh(mesh: Mesh, corner_angle_deg: float = 45.0) -> MeshReport:
 
     Raises
     ------
-    CoordinateRangeError, DegenerateFaceError, TwistedQuadError, DuplicateFaceError,
+    CoordinateRangeError, DegenerateFaceError, TwistedQuadError, InvertedFaceError, DuplicateFaceError,
     NonManifoldEdgeError, InconsistentOrientationError, UnusedVertexError
         (all :class:`~isocloth.mesh.mesh.MeshError`) naming the first few offending elements,
         their count and the fix.

@@ -458,14 +458,20 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = F
     if cfg.self_collision is not None:
         b.set_self_collision(cfg.self_collision.options())
     for i, g in enumerate(cfg.grasps):
+        where = f"grasps.{i} ({g.name or f'grasp{i}'!r})"
         try:
-            b.add_grasp(select_nodes(g.nodes, mesh.vertices), _trajectory(g.trajectory, base_dir),
-                        name=g.name or f"grasp{i}", start=g.start, end=g.end)
+            trajectory = _trajectory(g.trajectory, base_dir)
         except ValueError as exc:
             if isinstance(exc, SceneError):
                 raise
-            raise SceneError(f"grasps.{i} ({g.name or f'grasp{i}'!r}): {exc}: make the grasps' node selections "
-                             "disjoint") from None
+            raise SceneError(f"{where}.trajectory: {exc}") from None
+        try:
+            b.add_grasp(select_nodes(g.nodes, mesh.vertices), trajectory, name=g.name or f"grasp{i}", start=g.start,
+                        end=g.end)
+        except ValueError as exc:
+            if isinstance(exc, SceneError):
+                raise
+            raise SceneError(f"{where}: {exc}: make the grasps' node selections disjoint") from None
     try:
         model = b.finalize()
     except ValueError as exc:
