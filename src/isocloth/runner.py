@@ -605,7 +605,8 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
     FileNotFoundError
         If the folder has no checkpoint or trajectory.
     SceneError
-        If the run is already complete, or its checkpoint cannot be read or does not belong to
+        If the run is already complete, its trajectory or metadata cannot be read, or its checkpoint cannot be
+        read or does not belong to
         the run's scene (node count, time beyond the duration, step count and time disagree), or
         an override changes another key than those of ``RESUMABLE_KEYS``.
     """
@@ -615,7 +616,10 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
     ck = folder / "checkpoint.npz"
     if not ck.exists():
         raise FileNotFoundError(f"{ck} not found: only runs with a checkpoint can be resumed")
-    traj = load_trajectory(folder)
+    try:
+        traj = load_trajectory(folder)
+    except ValueError as exc:  # a damaged trajectory.npz, part or metadata.json
+        raise SceneError(f"{exc}: the run in {folder} cannot be resumed; run the scene again into a new folder") from None
     meta = traj.metadata
     bad = [o for o in overrides or [] if o.split("=", 1)[0].strip() not in RESUMABLE_KEYS]
     if bad:

@@ -179,6 +179,12 @@ def test_resume_refuses_a_complete_run_a_foreign_and_a_damaged_checkpoint(tmp_pa
     (run / "checkpoint.npz").write_bytes(b"not a checkpoint")
     with pytest.raises(SceneError, match="cannot be read"):
         resume_run(run)
+    for damaged in ("trajectory.npz", "metadata.json"):
+        other = tmp_path / damaged
+        run_scene(load_scene("hang-a2", SHORT), other)
+        (other / damaged).write_text("{not what it should be")
+        with pytest.raises(SceneError, match=f"{damaged}.*cannot be resumed; run the scene again"):
+            resume_run(other, overrides=["simulation.duration=0.8"])
 
 
 def test_a_run_removes_the_temporaries_of_a_killed_one(tmp_path):
