@@ -37,6 +37,43 @@ def test_a_box_exposes_its_corners_and_edges_moving_with_it():
     assert ObstacleSphere((0.0, 0.0, 0.0), 0.1).features() is None  # smooth
 
 
+def test_bars_thinner_than_a_cloth_edge_expose_their_axis():
+    """A capsule's or a cylinder's axis, with radius R + thickness and moving with it, when its diameter
+    2(R + thickness) is smaller than the cloth's longest edge (else its nodes' sweeps stop it); none for
+    thicker bars and other obstacles. In a model: a 0.5 m sheet of 4 × 4 quads (longest edge: the
+    sides, 12.5 cm; not the diagonals) gets the axis of a 10 cm bar, not of a 14 cm one (the rims only)."""
+    from isocloth.contact.obstacles import ObstacleCapsule
+
+    cap = ObstacleCapsule((0.0, 0.0, 1.0), (0.4, 0.0, 1.0), 0.002, thickness=0.001, mu=0.3,
+                          motion=MotionTranslation((0.0, 0.5, 0.0)))
+    f = cap.axis_feature(0.0061)
+    np.testing.assert_allclose(f.vertices_at(0.0), [[0.0, 0.0, 1.0], [0.4, 0.0, 1.0]])
+    np.testing.assert_allclose(f.vertices_at(2.0), [[0.0, 1.0, 1.0], [0.4, 1.0, 1.0]])
+    assert f.segments.tolist() == [[0, 1]] and f.points.tolist() == [0, 1]  # edge-edge, ends node-face
+    assert f.radius == 0.003 and f.mu == 0.3
+    assert cap.axis_feature(0.006) is None  # 2(R + thickness) = 0.006: an edge cannot straddle it
+    ball = ObstacleCapsule((0.0, 0.0, 1.0), (0.0, 0.0, 1.0), 0.002).axis_feature(0.1)
+    assert ball.segments.size == 0 and ball.points.tolist() == [0]  # zero length: its centre only
+    cyl = ObstacleCylinder((0.0, 0.0, 1.0), (1.0, 0.0, 0.0), 0.002, 0.2)
+    np.testing.assert_allclose(cyl.axis_feature(0.1).vertices_at(0.0), [[-0.2, 0.0, 1.0], [0.2, 0.0, 1.0]])
+    assert cyl.axis_feature(0.1).radius == 0.002
+    assert ObstacleSphere((0.0, 0.0, 0.0), 0.001).axis_feature(1.0) is None
+    assert ObstacleBox((0.0, 0.0, 0.0), (0.001, 0.001, 0.1)).axis_feature(1.0) is None
+    mesh = rectangle(0.5, 0.5, 5, 5, center=(0.0, 0.0, 1.5))
+    for radius, axes in ((0.05, 1), (0.07, 0)):
+        bar = ObstacleCylinder((0.0, 0.0, 1.0), (1.0, 0.0, 0.0), radius, 0.2)
+        m = ModelBuilder().set_cloth(mesh, Material()).add_obstacle(bar).finalize()
+        assert np.isclose(m.longest_edge, 0.125)
+        assert [f.name for f in m.obstacle_features] == ["cylinder (corners and edges)"] + ["cylinder (axis)"] * axes
+    posts = [ObstacleBox((x, 0.0, 0.5), (0.05, 0.05, 0.5)) for x in (-0.4, 0.4)]  # a rail's ends held in two posts
+    rail = ObstacleCapsule((-0.4, 0.0, 0.9), (0.4, 0.0, 0.9), 0.002, name="rail")
+    m = ModelBuilder().set_cloth(mesh, Material()).add_obstacle(rail)
+    for post in posts:
+        m = m.add_obstacle(post)
+    (axis,) = [f for f in m.finalize().obstacle_features if f.name == "rail (axis)"]
+    assert len(axis.segments) == 1 and axis.points.size == 2  # kept whole: its middle is free
+
+
 def test_corners_and_edges_resting_on_another_obstacle_are_left_out():
     """A box standing on the floor: its 4 bottom edges and corners are in the floor's thickness, the cloth cannot
     reach them; a box lifted 1 cm keeps all 12 and 8; a cone on the floor keeps its apex, not its base's rim."""

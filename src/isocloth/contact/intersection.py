@@ -1,6 +1,6 @@
 """Intersection checker: exact triangle–triangle tests between cloth faces, independent of the solver.
 
-Used to verify that a simulation never interpenetrates (issue 4: zero intersecting face pairs at
+Used to verify that a simulation never interpenetrates (zero intersecting face pairs at
 every saved frame). Candidate pairs come from the broad phase (closed boxes of the triangles);
 each is decided by exact orientation predicates (see ``_intersection_kernels``: floating-point
 filter with Shewchuk's error bounds and an exact expansion-arithmetic fallback), so the answer

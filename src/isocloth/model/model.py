@@ -229,13 +229,30 @@ class ClothModel:
     @property
     def obstacle_features(self) -> tuple:
         """The sharp corners and edges of the surface obstacles (:meth:`Obstacle.features
-        <isocloth.contact.obstacles.base.Obstacle.features>`), as thin obstacles checked against the
-        cloth's faces and edges like :attr:`thin_obstacles`, without those that rest on another obstacle
-        (a box's or a cone's base on the floor: both static, every end within the other's thickness of
-        it), which the cloth cannot reach; built once per model."""
+        <isocloth.contact.obstacles.base.Obstacle.features>`) and the axes of the bars thin enough to
+        pass between two nodes of the cloth (:meth:`Obstacle.axis_feature
+        <isocloth.contact.obstacles.base.Obstacle.axis_feature>`: cylinders and capsules whose diameter
+        2(R + thickness) is smaller than the cloth's longest edge, :attr:`longest_edge`), as thin
+        obstacles checked against the cloth's faces and edges like :attr:`thin_obstacles`, without
+        those that rest on another obstacle (a box's or a cone's base on the floor: both static, every
+        end within the other's thickness of it), which the cloth cannot reach; built once per model."""
         if "obstacle_features" not in self._cache:
-            self._cache["obstacle_features"] = _uncovered_features(self.obstacles)
+            self._cache["obstacle_features"] = _uncovered_features(self.obstacles, self.longest_edge)
         return self._cache["obstacle_features"]
+
+    @property
+    def longest_edge(self) -> float:
+        """Length [m] of the cloth's longest edge (a side of a face: quad sides, not their diagonals,
+        :func:`isocloth.mesh.topology.edges`) at :attr:`initial_positions`; 0 without faces. A bar
+        thinner than this can pass between the nodes of a face (:meth:`Obstacle.axis_feature
+        <isocloth.contact.obstacles.base.Obstacle.axis_feature>`)."""
+        if "longest_edge" not in self._cache:
+            from isocloth.mesh.topology import edges
+
+            e = edges(self.mesh)
+            x = self.initial_positions
+            self._cache["longest_edge"] = float(np.linalg.norm(x[e[:, 0]] - x[e[:, 1]], axis=1).max(initial=0.0))
+        return self._cache["longest_edge"]
 
     @property
     def collision_detector(self):
@@ -345,28 +362,28 @@ class ClothModel:
         }
 
 
-def _uncovered_features(obstacles) -> tuple:
+def _uncovered_features(obstacles, longest_edge: float) -> tuple:
     """The obstacles' features (``Obstacle.features``) less the corners and edges whose ends all lie within
-    another static obstacle's thickness of it, for static obstacles (``ClothModel.obstacle_features``)."""
+    another static obstacle's thickness of it, for static obstacles, each followed by the obstacle's axis
+    (``Obstacle.axis_feature`` for a cloth whose longest edge is ``longest_edge`` [m]), kept whole: a bar's
+    axis lies inside it, and ends held in other obstacles (a rail between two posts) leave its middle
+    free (``ClothModel.obstacle_features``)."""
     from isocloth.contact.obstacles.codim import ObstacleCodim
 
     out = []
     for k, ob in enumerate(obstacles):
         f = ob.features()
-        if f is None:
-            continue
         others = [o for j, o in enumerate(obstacles) if j != k and o.motion.is_static]
-        if ob.motion.is_static and others:
+        if f is not None and ob.motion.is_static and others:
             v = f.vertices_at(0.0)
             covered = np.zeros(len(v), dtype=bool)
             for o in others:
                 covered |= o.signed_distance(v, 0.0) <= 1e-12
             segments = f.segments[~covered[f.segments].all(axis=1)]
             points = f.points[~covered[f.points]]
-            if not segments.size and not points.size:
-                continue
-            f = ObstacleCodim(f.vertices_at(0.0), segments, points, radius=f.radius, mu=f.mu, name=f.name)
-        out.append(f)
+            f = (ObstacleCodim(f.vertices_at(0.0), segments, points, radius=f.radius, mu=f.mu, name=f.name)
+                 if segments.size or points.size else None)
+        out += [g for g in (f, ob.axis_feature(longest_edge)) if g is not None]
     return tuple(out)
 
 

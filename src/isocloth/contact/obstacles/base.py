@@ -156,7 +156,8 @@ class Obstacle(ABC):
         the continuous detection of thin obstacles (seed 000 §6.3; Li et al. 2018 §5.2 detects the
         same vertex–face and edge–edge pairs). Box: its 8 corners and 12 edges; cone: its apex and its
         base's rim; cylinder: its two rims (rims as inscribed polygons, :data:`RIM_SEGMENTS`); mesh: its
-        sharp convex edges and corners.
+        sharp convex edges and corners. A bar thinner than a cloth edge also needs its axis
+        (:meth:`axis_feature`).
 
         Returns
         -------
@@ -171,6 +172,56 @@ class Obstacle(ABC):
         vertices, segments, points = local
         return ObstacleCodim(vertices, segments, points, radius=max(self._thickness, FEATURE_MIN_RADIUS),
                              mu=self._mu, motion=self.motion, name=f"{self.name} (corners and edges)")
+
+    def _axis_local(self):
+        """The axis of a bar in reference coordinates: (a (3,), b (3,), R [m]) such that the obstacle lies
+        within R of the segment [a, b] (a cylinder, a capsule), or None for obstacles that are not bars."""
+        return None
+
+    def axis_feature(self, longest_edge: float):
+        """The axis of a bar (cylinder, capsule) as a thin obstacle moving with it, when the bar is thin
+        enough to pass between the nodes of a cloth whose longest edge is ``longest_edge``, else None.
+
+        Contact at the cloth's nodes (the signed distance, and :meth:`swept_passage` for fast nodes) stops
+        a bar only where a node meets it. Seen along the bar, its contact surface is a disc of diameter
+        D = 2ρ, ρ = R + thickness, and a face moving across it sweeps a strip of width D: the face passes
+        the bar with no node meeting it only if its nodes lie on both sides of the strip, so that a side
+        of the face crosses the strip and is longer than D. When D is smaller than the cloth's longest edge
+        (a 2 mm bar between two rows of a sheet falling fast), the axis [a, b] becomes a
+        segment of radius ρ checked against the cloth's edges (edge–edge) and its two ends against the
+        cloth's faces (node–face) by the continuous detection of thin obstacles (seed 000 §6.3): the
+        capsule of radius ρ around the axis, which contains the bar inflated by its thickness. For a
+        capsule it is the contact surface itself; for a cylinder its rounded ends reach up to ρ beyond the
+        flat ends (on the axis), less than half a cloth edge. Thicker bars are left to their nodal contacts:
+        edge–edge rows there would push out the chords of a cloth draped over the bar, which the nodal
+        model lets cut slightly into a curved surface, and change its results.
+
+        Parameters
+        ----------
+        longest_edge : float [m]
+            The cloth's longest edge ℓ (``ClothModel.longest_edge``: a side of a face, at the start; an
+            elastic cloth stretched beyond it is not accounted for).
+
+        Returns
+        -------
+        :class:`~isocloth.contact.obstacles.codim.ObstacleCodim` (2 vertices, 1 segment, 2 points; a
+        capsule of zero length: 1 point) with this obstacle's motion and μ and radius ρ [m], when
+        2ρ < ``longest_edge``; None otherwise and for obstacles that are not bars.
+        """
+        local = self._axis_local()
+        if local is None:
+            return None
+        a, b, r = local
+        rho = r + self._thickness
+        if not 2.0 * rho < longest_edge:
+            return None
+        from isocloth.contact.obstacles.codim import ObstacleCodim
+
+        if np.array_equal(a, b):  # a capsule of zero length (a ball): its centre against the faces
+            return ObstacleCodim(np.array([a], dtype=np.float64), None, [0], radius=rho, mu=self._mu,
+                                 motion=self.motion, name=f"{self.name} (axis)")
+        return ObstacleCodim(np.array([a, b], dtype=np.float64), [[0, 1]], radius=rho, mu=self._mu,
+                             motion=self.motion, name=f"{self.name} (axis)")
 
     # -- world-frame queries ---------------------------------------------------------------
     def _local(self, points, t: float):

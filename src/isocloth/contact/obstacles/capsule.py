@@ -44,6 +44,10 @@ class ObstacleCapsule(Obstacle):
         self._ab, self._L2 = ab, L2
         self._perp = any_perpendicular(ab / np.sqrt(L2)) if L2 > 0.0 else np.array([0.0, 0.0, 1.0])
 
+    def _axis_local(self):
+        """The segment [a, b] and the radius: the capsule is the set within it."""
+        return self.a, self.b, self.radius
+
     def _segment_points(self, q: np.ndarray) -> np.ndarray:
         if self._L2 == 0.0:
             return np.broadcast_to(self.a, q.shape)

@@ -57,6 +57,10 @@ class ObstacleCylinder(Obstacle):
                             i * RIM_SEGMENTS) for i, s in enumerate((-1.0, 1.0))]
         return (np.vstack([v for v, _ in ends]), np.vstack([e for _, e in ends]), np.zeros(0, dtype=np.int64))
 
+    def _axis_local(self):
+        """The axis segment c ± H a and R: the cylinder lies within R of it (its rims at exactly R)."""
+        return self.center - self.half_height * self.axis, self.center + self.half_height * self.axis, self.radius
+
     def _frame(self, q: np.ndarray):
         r = q - self.center
         h = r @ self.axis
