@@ -119,7 +119,7 @@ def test_a_fast_sheet_does_not_pass_a_thin_bar(kind):
 @pytest.mark.parametrize("kind, elastic", [("cylinder", False), ("capsule", False), ("capsule", True)])
 def test_a_fast_sheet_does_not_pass_a_thin_bar_between_its_nodes(kind, elastic):
     """A 2 mm bar midway between two rows of a 5 × 5 sheet (12.5 cm edges) arriving at 10 m/s: no node
-    meets it, its axis (Obstacle.axis_feature) stops the edges across it (issue 19), for the inextensible
+    meets it, its axis (Obstacle.axis_feature) stops the edges across it, for the inextensible
     and the elastic model (2 cm per step of 2 ms)."""
     z, r, y = TOP - 0.002, 0.002, 0.0625  # midway between two rows of the 5 × 5 sheet
     if kind == "cylinder":
@@ -142,6 +142,18 @@ def test_a_fast_sheet_does_not_pass_a_small_ball():
         rho2 = (x[:, :2] ** 2).sum(axis=1)
         over = rho2 < r**2
         assert (x[over, 2] >= c[2] + np.sqrt(r**2 - rho2[over]) - 1e-4).all()
+
+
+def test_a_fast_sheet_does_not_pass_a_ball_smaller_than_its_faces():
+    """A 2 cm ball under the middle of a face of a 5 × 5 sheet (12.5 cm edges) at 10 m/s: no node meets
+    it, its centre against the faces (Obstacle.axis_feature) stops the face."""
+    c, r = np.array([0.0625, 0.0625, TOP - 0.01]), 0.01
+    path = trajectory(ob.ObstacleSphere(center=c, radius=r), 10.0, 5, 0.01, 0.03)
+    assert path[-1][1][:, 2].min() < c[2] - r  # the sheet falls past the ball (draped over it)
+    for _, x in path:
+        face = x.reshape(5, 5, 3)[2:4, 2:4].reshape(4, 3)  # the face over the ball at the start
+        around = (face[:, 0].min() < c[0] < face[:, 0].max()) and (face[:, 1].min() < c[1] < face[:, 1].max())
+        assert not (around and face[:, 2].max() < c[2] - r)  # the face went through the ball
 
 
 def test_a_fast_sheet_stops_on_a_half_space():

@@ -175,11 +175,12 @@ class Obstacle(ABC):
 
     def _axis_local(self):
         """The axis of a bar in reference coordinates: (a (3,), b (3,), R [m]) such that the obstacle lies
-        within R of the segment [a, b] (a cylinder, a capsule), or None for obstacles that are not bars."""
+        within R of the segment [a, b] (a cylinder, a capsule; a sphere with a = b), or None for obstacles
+        that are not bars."""
         return None
 
     def axis_feature(self, longest_edge: float):
-        """The axis of a bar (cylinder, capsule) as a thin obstacle moving with it, when the bar is thin
+        """The axis of a bar (cylinder, capsule; the centre of a sphere) as a thin obstacle moving with it, when the bar is thin
         enough to pass between the nodes of a cloth whose longest edge is ``longest_edge``, else None.
 
         Contact at the cloth's nodes (the signed distance, and :meth:`swept_passage` for fast nodes) stops
@@ -217,7 +218,7 @@ class Obstacle(ABC):
             return None
         from isocloth.contact.obstacles.codim import ObstacleCodim
 
-        if np.array_equal(a, b):  # a capsule of zero length (a ball): its centre against the faces
+        if np.array_equal(a, b):  # a sphere or a capsule of zero length: its centre against the faces
             return ObstacleCodim(np.array([a], dtype=np.float64), None, [0], radius=rho, mu=self._mu,
                                  motion=self.motion, name=f"{self.name} (axis)")
         return ObstacleCodim(np.array([a, b], dtype=np.float64), [[0, 1]], radius=rho, mu=self._mu,

@@ -41,6 +41,11 @@ class ObstacleSphere(Obstacle):
     def _sdf_local(self, q: np.ndarray) -> np.ndarray:
         return np.linalg.norm(q - self.center, axis=1) - self.radius
 
+    def _axis_local(self):
+        """A ball is a bar of zero length: its centre and radius (a ball smaller than a cloth face
+        can pass through it between the nodes, :meth:`axis_feature`)."""
+        return self.center, self.center, self.radius
+
     def _grad_local(self, q: np.ndarray) -> np.ndarray:
         return safe_normalize(q - self.center, _UP)
 
