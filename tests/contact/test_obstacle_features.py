@@ -57,7 +57,9 @@ def test_bars_thinner_than_a_cloth_edge_expose_their_axis():
     cyl = ObstacleCylinder((0.0, 0.0, 1.0), (1.0, 0.0, 0.0), 0.002, 0.2)
     np.testing.assert_allclose(cyl.axis_feature(0.1).vertices_at(0.0), [[-0.2, 0.0, 1.0], [0.2, 0.0, 1.0]])
     assert cyl.axis_feature(0.1).radius == 0.002
-    assert ObstacleSphere((0.0, 0.0, 0.0), 0.001).axis_feature(1.0) is None
+    small = ObstacleSphere((0.0, 0.0, 0.0), 0.001).axis_feature(1.0)  # a ball smaller than a face: its centre
+    assert small.segments.size == 0 and small.points.tolist() == [0] and small.radius == 0.001
+    assert ObstacleSphere((0.0, 0.0, 0.0), 0.01).axis_feature(0.02) is None
     assert ObstacleBox((0.0, 0.0, 0.0), (0.001, 0.001, 0.1)).axis_feature(1.0) is None
     mesh = rectangle(0.5, 0.5, 5, 5, center=(0.0, 0.0, 1.5))
     for radius, axes in ((0.05, 1), (0.07, 0)):
