@@ -28,6 +28,8 @@ edge (``NodalContacts.face``), whose vertices share the contact's row of G.
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import numpy as np
 
 from isocloth.solvers.nodal_contact import NodalContacts
@@ -240,11 +242,9 @@ def _concatenate(parts) -> NodalContacts:
     parts = [p for p in parts if p.node.size]
     if not parts:
         return NodalContacts.empty()
-    cat = lambda f: np.concatenate([getattr(p, f) for p in parts])  # noqa: E731
-    return NodalContacts.of(cat("node"), cat("normal"), cat("gap"), cat("mu"), other=cat("other"),
-                            body_velocity=cat("body_velocity"), face=cat("face"), weights=cat("weights"))
+    return NodalContacts.of(**{f.name: np.concatenate([getattr(p, f.name) for p in parts])
+                               for f in fields(NodalContacts)})
 
 
 def _take(c: NodalContacts, keep: np.ndarray) -> NodalContacts:
-    return NodalContacts.of(c.node[keep], c.normal[keep], c.gap[keep], c.mu[keep], other=c.other[keep],
-                            body_velocity=c.body_velocity[keep], face=c.face[keep], weights=c.weights[keep])
+    return NodalContacts.of(**{f.name: getattr(c, f.name)[keep] for f in fields(NodalContacts)})
