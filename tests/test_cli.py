@@ -247,3 +247,15 @@ def test_a_start_inside_an_obstacle_runs_only_with_force(tmp_path):
     assert summary["start"]["nodes_inside"] == {"floor": 15} and summary["unconverged_steps"] == 0
     assert any("started inside obstacle 'floor'" in w for w in summary["start"]["warnings"])
     assert load_trajectory(out).positions[-1][:, 2].min() >= -1e-4
+
+
+def test_an_unreadable_ply_gets_one_named_error_without_the_readers_own_output(tmp_path, capfd):
+    """meshio printed "Expected ply" and "Error: Couldn't read file ..." before the named error."""
+    empty = tmp_path / "empty.ply"
+    empty.write_bytes(b"")
+    r = runner.invoke(app, ["info", str(empty)])
+    assert r.exit_code == 2
+    lines = [line for line in r.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith(f"error: cannot read mesh {empty}"), r.output
+    out, err = capfd.readouterr()  # nothing past the captured streams either
+    assert "Expected ply" not in out + err and "Couldn't read" not in out + err

@@ -10,6 +10,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 
 import json  # noqa: E402
+import math
 import sys
 import warnings
 from pathlib import Path
@@ -49,6 +50,16 @@ def _rtf(v: float) -> str:
 def _fail(msg: str, code: int = 2) -> None:
     typer.secho(f"error: {msg}", fg=typer.colors.RED, err=True)
     raise typer.Exit(code)
+
+
+def _out_option(value: Optional[str], what: str, default: str) -> Optional[Path]:
+    """The path of an --out option (None when not given); an empty or blank one is refused: it would
+    mean the current folder."""
+    if value is None:
+        return None
+    if not value.strip():
+        _fail(f"--out is empty: give {what} (e.g. --out {default}), or drop --out for the default")
+    return Path(value)
 
 
 @app.command()
@@ -177,8 +188,9 @@ def _write_error(exc: OSError, folder) -> str:
 
 
 @app.command()
-def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or TOML file"),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="run folder (default runs/<scene>)"),
+def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name or TOML file (default {DEFAULT_SCENE}; "
+                                                         "not with --resume)", show_default=False),
+        out: Optional[str] = typer.Option(None, "--out", "-o", help="run folder (default runs/<scene>)"),
         set_: list[str] = typer.Option([], "--set", help="override a scene key: --set simulation.dt=0.005"),
         video: bool = typer.Option(True, "--video/--no-video", help="render a video at the end"),
         resume: Optional[Path] = typer.Option(None, "--resume", help="continue the run in this folder"),
@@ -192,6 +204,12 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
     from isocloth.step.stepper import SimulationDiverged
     from isocloth.supervisor import Unresponsive, supervised
 
+    if resume is not None and scene is not None:
+        _fail(f"--resume continues the folder's own scene; drop the scene argument {scene!r}")
+    if resume is not None and out is not None:
+        _fail("--resume continues the run in its own folder; drop --out")
+    scene = DEFAULT_SCENE if scene is None else scene
+    out = _out_option(out, "a run folder", "runs/mine")
     folder = resume
     _compiling_notice()
     try:
@@ -261,31 +279,36 @@ def run(scene: str = typer.Argument(DEFAULT_SCENE, help="built-in scene name or 
 @app.command()
 def render(run_folder: Path = typer.Argument(..., help="a run folder written by 'isocloth run'"),
            export: Optional[str] = typer.Option(None, "--export", help="write one mesh per frame: obj or ply"),
-           out: Optional[Path] = typer.Option(None, "--out", "-o", help="video path or export folder"),
+           out: Optional[str] = typer.Option(None, "--out", "-o", help="video path or export folder"),
            every: int = typer.Option(1, "--every", min=1, help="export every k-th frame")) -> None:
     """Re-render a saved run's video, or export its frames as meshes."""
-    from isocloth.io.trajectory import load_trajectory
-
-    if not (run_folder / "trajectory.npz").exists():
-        _fail(f"{run_folder} has no trajectory.npz: is it a run folder?")
+    out = _out_option(out, "a video path or, with --export, a folder", "runs/mine/video.mp4" if export is None
+                      else "runs/mine/frames")
+    traj = _load_run(run_folder)
     if export is not None:
-        from isocloth.io.export import export_frames
+        from isocloth.io.export import EXPORT_FORMATS, export_frames
 
+        if export.lower().lstrip(".") not in EXPORT_FORMATS:
+            _fail(f"unknown export format {export!r}; allowed: {', '.join(EXPORT_FORMATS)}")
+        target = out or run_folder / f"frames_{export}"
+        if target.exists() and not target.is_dir():
+            _fail(f"{target} is a file: --export writes one file per frame into a folder; give a folder with --out")
         bar = _Progress("exporting frames")
         try:
-            paths = export_frames(load_trajectory(run_folder), out or run_folder / f"frames_{export}", fmt=export,
-                                  every=every, progress=bar)
+            paths = export_frames(traj, target, fmt=export, every=every, progress=bar)
         except ValueError as exc:
             _fail(str(exc))
+        except OSError as exc:
+            _fail(f"cannot write the frames to {target}: {exc.strerror or exc}; choose another folder with --out")
         finally:
             bar.close()
-        typer.echo(f"wrote {len(paths)} {export.upper()} files to {paths[0].parent if paths else out}")
+        typer.echo(f"wrote {len(paths)} {export.upper()} files to {target}")
         return
     from isocloth.runner import render_run
 
     bar = _Progress("rendering frames")
     try:
-        path = render_run(run_folder, out, progress=bar)
+        path = render_run(run_folder, out, progress=bar, trajectory=traj)
     except (ValueError, OSError, RuntimeError) as exc:
         _fail(f"the video could not be rendered ({type(exc).__name__}: {exc})")
     finally:
@@ -293,13 +316,47 @@ def render(run_folder: Path = typer.Argument(..., help="a run folder written by 
     typer.echo(f"wrote {path}")
 
 
+def _load_run(run_folder: Path):
+    """The trajectory of a run folder, or a named error (not a run folder, a damaged or missing file, no
+    frame, a non-finite position: :func:`~isocloth.io.trajectory.load_trajectory`)."""
+    from isocloth.io.trajectory import load_trajectory
+
+    if not (run_folder / "trajectory.npz").exists():
+        _fail(f"{run_folder} has no trajectory.npz: is it a run folder?")
+    try:
+        return load_trajectory(run_folder)
+    except (OSError, ValueError) as exc:
+        _fail(str(exc))
+
+
+def _shown(value):
+    """A summary.json value as printed: numbers that were not measured (null, or NaN / inf of an older
+    file) as "n/a"."""
+    if isinstance(value, dict):
+        return {k: _shown(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shown(v) for v in value]
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "n/a"
+    return value
+
+
 @app.command()
 def summary(run_folder: Path) -> None:
     """Print a run's summary.json."""
     p = run_folder / "summary.json"
-    if not p.exists():
-        _fail(f"{p} not found")
-    typer.echo(json.dumps(json.loads(p.read_text()), indent=2))
+    if not p.is_file():
+        _fail(f"{p} not found: is {run_folder} a run folder written by 'isocloth run'?")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        _fail(f"{p} cannot be read ({exc}): the run folder is damaged; run the scene again (a run that is not "
+              f"complete writes a new summary when resumed: isocloth run --resume {run_folder})")
+    if not isinstance(data, dict):
+        _fail(f"{p} must hold a JSON object, got {type(data).__name__}: the run folder is damaged; run the scene "
+              f"again (a run that is not complete writes a new summary when resumed: isocloth run --resume "
+              f"{run_folder})")
+    typer.echo(json.dumps(_shown(data), indent=2))
 
 
 @app.command()
@@ -309,14 +366,12 @@ def check(run_folder: Path = typer.Argument(..., help="a run folder written by '
           json_out: Optional[Path] = typer.Option(None, "--json", help="also write the report as JSON")) -> None:
     """Report intersecting face pairs (exact triangle-triangle tests) of every saved frame; exit code 1 if any."""
     from isocloth.contact.intersection import check_trajectory
-    from isocloth.io.trajectory import load_trajectory
 
-    if not (run_folder / "trajectory.npz").exists():
-        _fail(f"{run_folder} has no trajectory.npz: is it a run folder?")
+    traj = _load_run(run_folder)
     _compiling_notice()
     bar = _Progress("checking frames")
     try:
-        report = check_trajectory(load_trajectory(run_folder), every=every, progress=bar)
+        report = check_trajectory(traj, every=every, progress=bar)
     except (OSError, ValueError) as exc:
         _fail(str(exc))
     finally:
@@ -343,7 +398,7 @@ def check(run_folder: Path = typer.Argument(..., help="a run folder written by '
 # ------------------------------------------------------------------ validation: synth, fit, compare
 @app.command()
 def dgli(run_folder: Optional[Path] = typer.Argument(None, help="a run folder written by 'isocloth run' (a rectangular sheet)"),
-         out: Optional[Path] = typer.Option(None, "--out", "-o", help="output folder (default: the run folder)"),
+         out: Optional[str] = typer.Option(None, "--out", "-o", help="output folder (default: the run folder)"),
          database: Optional[Path] = typer.Option(None, "--database", help="build (or complete) the folding database "
                                                  "of thesis §7.4.2 and its three sequences in this folder and print "
                                                  "the comparison of representations of Table 7.1"),
@@ -356,6 +411,7 @@ def dgli(run_folder: Optional[Path] = typer.Argument(None, help="a run folder wr
     shape representations on them (§7.4.3, Table 7.1), with their distance matrices as images."""
     if (run_folder is None) == (database is None):
         _fail("give a run folder, or --database DIR (not both)")
+    out = _out_option(out, "an output folder", "runs/mine-dgli")
     if database is not None:
         return _dgli_database(database, samples, workers, nodes)
     from isocloth.perception.sequence import write_run_coordinates

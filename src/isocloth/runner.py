@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import os
 import platform
 import signal
@@ -135,13 +136,21 @@ def speed_hints(scene: Scene, diag_rows: list[dict]) -> list[str]:
     return hints
 
 
+def _diag_cell(v):
+    """A diagnostics.csv cell: floats exactly (repr), an empty cell for NaN / ±inf (not measured: no
+    ω without collision detection, no gap without contacts), which :func:`_read_diag` reads back."""
+    if isinstance(v, float):
+        return repr(v) if math.isfinite(v) else ""
+    return v
+
+
 def _diag_csv(rows: list[dict], header: bool = True) -> str:
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=_DIAG_FIELDS)
     if header:
         w.writeheader()
     for r in rows:
-        w.writerow({k: (repr(v) if isinstance(v, float) else v) for k, v in r.items()})
+        w.writerow({k: _diag_cell(v) for k, v in r.items()})
     return buf.getvalue()
 
 
@@ -166,12 +175,15 @@ class _DiagnosticsFile:
 
 
 def _read_diag(path: Path) -> list[dict]:
-    """Rows of diagnostics.csv with the types of StepInfo's fields (int, bool, str, float)."""
+    """Rows of diagnostics.csv with the types of StepInfo's fields (int, bool, str, float). An empty
+    float cell (not measured, :func:`_diag_cell`) reads as the field's non-finite default (ω NaN,
+    min_gap inf), NaN for a field whose default is finite; files of older versions wrote nan / inf."""
     if not path.exists():
         return []
     proto = StepInfo(0.0, 0, 0.0, True).as_row()
     parse = {k: (int if type(v) is int else (lambda x: x == "True") if type(v) is bool else
                  str if type(v) is str else float) for k, v in proto.items()}
+    empty = {k: (float("nan") if parse[k] is float and math.isfinite(v) else v) for k, v in proto.items()}
     with open(path, newline="") as fh:
         rows = list(csv.DictReader(fh))
     out = []
@@ -179,7 +191,7 @@ def _read_diag(path: Path) -> list[dict]:
         if None in r.values() or None in r:  # a line cut short by a crash while appending
             break
         # a column this version does not write is dropped; one it adds gets the field's default
-        out.append({k: parse[k](r[k]) if r.get(k) not in (None, "") else v for k, v in proto.items()})
+        out.append({k: v if r.get(k) is None else parse[k](r[k]) if r[k] != "" else empty[k] for k, v in proto.items()})
     return out
 
 
@@ -536,13 +548,15 @@ def stopped_run_summary(folder: str | Path, reason: str) -> RunSummary:
     return summary
 
 
-def render_run(folder: str | Path, path: str | Path | None = None, **kw) -> Path:
-    """Render a saved run's video (``video.mp4``/``.gif`` per the scene's output settings)."""
+def render_run(folder: str | Path, path: str | Path | None = None, *, trajectory=None, **kw) -> Path:
+    """Render a saved run's video (``video.mp4``/``.gif`` per the scene's output settings); ``trajectory``:
+    the run's trajectory when the caller has loaded it (else :func:`~isocloth.io.trajectory.load_trajectory`,
+    which refuses an empty or non-finite one), ``kw``: options of :func:`~isocloth.viz.render.render_video`."""
     from isocloth.io.trajectory import load_trajectory
     from isocloth.viz.render import render_video
 
     folder = Path(folder)
-    traj = load_trajectory(folder)
+    traj = load_trajectory(folder) if trajectory is None else trajectory
     out = traj.metadata.get("scene", {}).get("output", {})
     fmt = out.get("video", "mp4")
     if fmt == "none":
@@ -572,9 +586,20 @@ def _run_obstacles(meta: dict) -> list:
 
 
 def _check_checkpoint(scene: Scene, state: State, path: Path) -> None:
-    """SceneError unless ``state`` can continue ``scene``: same node count, step count and time
-    consistent with dt, not past the end (a complete run has nothing to resume)."""
+    """SceneError unless ``state`` can continue ``scene``: a finite time, positions and velocities, the same
+    node count, step count and time consistent with dt, not past the end (a complete run has nothing to resume)."""
     n, total = scene.model.node_count, int(round(scene.duration / scene.dt))
+    if not math.isfinite(state.t) or state.step_index < 0:
+        raise SceneError(f"{path}: its time t = {state.t:.6g} s at step {state.step_index} is not a time of a run: the "
+                         "checkpoint is damaged; resume from an earlier copy or run the scene again")
+    for name, arr in (("positions", state.x), ("velocities", state.v)):
+        try:
+            finite = bool(np.isfinite(np.asarray(arr, dtype=np.float64)).all())
+        except (TypeError, ValueError):  # not numbers
+            finite = False
+        if not finite:
+            raise SceneError(f"{path}: its {name} are not finite numbers (NaN or inf): the checkpoint is damaged; "
+                             "resume from an earlier copy or run the scene again")
     if state.x.shape != (n, 3):
         raise SceneError(f"{path} holds {state.x.shape[0]} nodes but the run's scene has {n}: it belongs to another "
                          "run; run the scene again")

@@ -78,3 +78,15 @@ def test_bad_arguments(tmp_path):
         read_frame(tmp_path / "x.stl")
     with pytest.raises(FileNotFoundError):
         read_frame(tmp_path / "missing.obj")
+
+
+def test_export_refuses_an_empty_or_non_finite_trajectory_before_writing(tmp_path):
+    """NaN positions used to fail in the mesh writer ("fix ... in the mesh file") after earlier frames were written."""
+    traj = mixed_sheet_trajectory(frames=3)
+    traj.positions[2, 0, 0] = np.nan
+    with pytest.raises(ValueError, match=r"positions of frame 2 .* not finite"):
+        export_frames(traj, tmp_path / "a")
+    empty = Trajectory(traj.times[:0], traj.positions[:0], traj.triangles, traj.quads)
+    with pytest.raises(ValueError, match="no frame"):
+        export_frames(empty, tmp_path / "b")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()

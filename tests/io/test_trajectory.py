@@ -220,3 +220,27 @@ def test_later_flushes_append_parts_and_close_merges_them(tmp_path):
     done = load_trajectory(tmp_path)
     assert done.times.size == 7 and done.metadata["complete"] is True
     np.testing.assert_array_equal(done.positions, np.stack([f[1] for f in frames]))
+
+
+def test_load_refuses_an_empty_trajectory_and_non_finite_frames_also_in_a_part(tmp_path):
+    """render, check, dgli and export used to show or write a trajectory with NaN positions or none at all."""
+    from isocloth.io.trajectory import require_frames
+
+    traj = flapping()
+    empty = Trajectory(traj.times[:0], traj.positions[:0], traj.triangles, traj.quads, {}, traj.velocities[:0])
+    save_trajectory(tmp_path / "empty", empty)
+    with pytest.raises(ValueError, match=r"trajectory.npz holds no frame.*run the scene again"):
+        load_trajectory(tmp_path / "empty")
+    w = TrajectoryWriter(tmp_path / "parts", traj.triangles, traj.quads, {}, flush_every=0)
+    for k in range(4):
+        x = traj.positions[k].copy()
+        if k == 3:
+            x[5, 1] = np.inf
+        w.append(traj.times[k], x, traj.velocities[k])
+        if k in (1, 3):
+            w.flush()  # frame 3 goes into a part file
+    with pytest.raises(ValueError, match=r"positions of frame 3 \(t = 0.12 s\) are not finite \(NaN or inf at node 5\)"):
+        load_trajectory(tmp_path / "parts")
+    assert require_frames(traj) is traj
+    with pytest.raises(ValueError, match="the trajectory holds no frame"):
+        require_frames(empty)

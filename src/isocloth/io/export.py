@@ -13,11 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from isocloth.io.atomic import atomic_path
-from isocloth.io.trajectory import Trajectory
+from isocloth.io.trajectory import Trajectory, require_frames
 
 __all__ = ["EXPORT_FORMATS", "export_frames", "read_frame"]
 
 EXPORT_FORMATS = ("obj", "ply")
+
 
 def export_frames(
     traj: Trajectory, folder: str | os.PathLike, fmt: str = "obj", every: int = 1, progress=None
@@ -45,9 +46,10 @@ def export_frames(
     Raises
     ------
     ValueError
-        If ``fmt`` is unknown or ``every`` < 1.
+        If ``fmt`` is unknown, ``every`` < 1, or the trajectory has no frame or a non-finite
+        position (:func:`~isocloth.io.trajectory.require_frames`; nothing is written then).
     OSError
-        On file system errors.
+        On file system errors, e.g. ``folder`` is an existing file.
     """
     from isocloth.mesh.io import write_mesh
     from isocloth.mesh.mesh import Mesh
@@ -57,6 +59,7 @@ def export_frames(
         raise ValueError(f"unknown export format {fmt!r}; allowed: {', '.join(EXPORT_FORMATS)}")
     if int(every) < 1:
         raise ValueError(f"every must be >= 1, got {every}")
+    require_frames(traj)
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []

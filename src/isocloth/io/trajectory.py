@@ -32,8 +32,8 @@ import numpy as np
 
 from isocloth.io.atomic import atomic_path, atomic_write_text
 
-__all__ = ["ARRAYS_FILE", "METADATA_FILE", "PART_FILES", "Trajectory", "TrajectoryWriter",
-           "load_trajectory", "metadata_json_text", "save_trajectory"]
+__all__ = ["ARRAYS_FILE", "METADATA_FILE", "PART_FILES", "RUN_FOLDER_FIX", "Trajectory", "TrajectoryWriter",
+           "load_trajectory", "metadata_json_text", "require_frames", "save_trajectory"]
 
 ARRAYS_FILE = "trajectory.npz"
 METADATA_FILE = "metadata.json"
@@ -171,6 +171,46 @@ class Trajectory:
         return int(self.positions.shape[1])
 
 
+RUN_FOLDER_FIX = "the run folder is damaged: run the scene again into a new folder (isocloth run ... --out DIR)"
+"""The remedy named by :func:`load_trajectory` for a trajectory it refuses."""
+
+
+def require_frames(traj: Trajectory, where: str = "the trajectory", fix: str | None = None) -> Trajectory:
+    """``traj`` itself when it can be shown, checked or exported: at least one frame, and finite
+    positions (and velocities, when recorded) in every frame.
+
+    Parameters
+    ----------
+    traj : Trajectory
+    where : str
+        What the message names (a file, "the trajectory").
+    fix : str or None
+        The remedy appended to the message.
+
+    Raises
+    ------
+    ValueError
+        Naming the empty trajectory, or the first frame (index and time), node and array holding
+        NaN or inf, and how many frames do.
+    """
+    tail = f"; {fix}" if fix else ""
+    if traj.frame_count == 0:
+        raise ValueError(f"{where} holds no frame (an emptied or damaged trajectory){tail}")
+    for name in ("positions", "velocities"):
+        arr = getattr(traj, name)
+        if arr is None:
+            continue
+        bad = ~np.isfinite(arr).all(axis=2)  # (F, n)
+        if bad.any():
+            frames = np.flatnonzero(bad.any(axis=1))
+            f = int(frames[0])
+            node = int(np.flatnonzero(bad[f])[0])
+            more = f" (and {frames.size - 1} later frame{'s' * (frames.size > 2)})" if frames.size > 1 else ""
+            raise ValueError(f"{where}: the {name} of frame {f} (t = {float(traj.times[f]):.6g} s) are not finite "
+                             f"(NaN or inf at node {node}){more}{tail}")
+    return traj
+
+
 def _write_npz(path: Path, arrays: dict) -> None:
     """The arrays, uncompressed, atomically at ``path``."""
     with atomic_path(path) as tmp:
@@ -239,7 +279,9 @@ def load_trajectory(folder: str | os.PathLike) -> Trajectory:
         If the folder or one of the two files is missing (the message names it).
     ValueError
         If a file is corrupt, an array is missing or has the wrong shape/dtype (the
-        message names the array), or the metadata is not a JSON object.
+        message names the array), the metadata is not a JSON object, or the trajectory has no
+        frame or a non-finite position or velocity (:func:`require_frames`): every reader of a run
+        folder (render, export, check, dgli, resume) refuses it with that message.
     """
     base = Path(folder)
     arrays_path = base / ARRAYS_FILE
@@ -267,10 +309,11 @@ def load_trajectory(folder: str | os.PathLike) -> Trajectory:
         data = _with_parts(base, data, parts)
     metadata = {k: v for k, v in metadata.items() if k not in ("parts", "base_frames")}
     try:
-        return Trajectory(data["times"], data["positions"], data["triangles"], data["quads"],
+        traj = Trajectory(data["times"], data["positions"], data["triangles"], data["quads"],
                           metadata, data.get("velocities"))
     except ValueError as exc:
         raise ValueError(f"{arrays_path}: {exc}") from exc
+    return require_frames(traj, str(arrays_path), RUN_FOLDER_FIX)
 
 
 def _with_parts(base: Path, data: dict, parts: list) -> dict:

@@ -9,6 +9,8 @@ axes are left as they are (use :meth:`Mesh.transformed` to turn a y-up file z-up
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import warnings
 from pathlib import Path
@@ -197,7 +199,10 @@ def _read_other(path: Path):
     try:
         import meshio
 
-        with warnings.catch_warnings():
+        # meshio prints its read errors ("Expected ply", "Couldn't read file ...") before raising: they are
+        # reported once, in the MeshError below
+        with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(io.StringIO()):
             warnings.simplefilter("ignore")
             m = meshio.read(path)
         pts = np.asarray(m.points, dtype=np.float64)

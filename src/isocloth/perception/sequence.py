@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,9 @@ def run_coordinates(folder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     FileNotFoundError
         If the folder has no trajectory.
     ValueError
-        If the scene's cloth is not a sheet with one boundary and four corners.
+        If the trajectory has no frame or a non-finite position (as
+        :func:`~isocloth.io.trajectory.load_trajectory`), or the scene's cloth is not a sheet with one
+        boundary and four corners.
     """
     from isocloth.io.trajectory import load_trajectory
     from isocloth.scenes.loader import build_mesh, config_from_dict
@@ -34,8 +35,11 @@ def run_coordinates(folder) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     folder = Path(folder)
     if not (folder / "trajectory.npz").is_file():
         raise FileNotFoundError(f"{folder} has no trajectory.npz: is it a run folder written by 'isocloth run'?")
-    traj = load_trajectory(folder)
-    meta = json.loads((folder / "metadata.json").read_text())
+    traj = load_trajectory(folder)  # refuses an empty trajectory and non-finite positions
+    meta = traj.metadata
+    if not isinstance(meta.get("scene"), dict):
+        raise ValueError(f"{folder / 'metadata.json'} has no scene: it is not the metadata of a run written by "
+                         "'isocloth run'; run the scene again")
     mesh = build_mesh(config_from_dict(meta["scene"], str(folder / "metadata.json")),
                       Path(meta.get("scene_base_dir", ".")))
     segments, _, _ = sheet_segments(mesh)
@@ -59,8 +63,8 @@ def write_run_coordinates(folder, out=None) -> dict[str, Path]:
 
     folder = Path(folder)
     out = Path(out) if out is not None else folder
+    times, coords, segments = run_coordinates(folder)  # a refused run folder leaves nothing behind
     out.mkdir(parents=True, exist_ok=True)
-    times, coords, segments = run_coordinates(folder)
     D = spearman_distance_matrix(coords)
     m = segments.shape[0]
     header = ["t"] + [f"g_{i}_{j}" for i in range(m) for j in range(i + 1, m)]

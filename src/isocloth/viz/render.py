@@ -21,7 +21,7 @@ from dataclasses import replace
 import numpy as np
 
 from isocloth.io.atomic import atomic_path
-from isocloth.io.trajectory import Trajectory
+from isocloth.io.trajectory import Trajectory, require_frames
 from isocloth.sensors.camera import PinholeCamera, look_at
 
 __all__ = ["BACK_RGB", "FRONT_RGB", "OBSTACLE_RGB", "FrameRenderer", "orbit_camera", "render_frame", "render_png",
@@ -634,7 +634,9 @@ def render_video(
     Raises
     ------
     ValueError
-        On an unsupported suffix, an empty trajectory or a bad ``fps``/``max_frames``.
+        On an unsupported suffix, an empty trajectory or one with a non-finite position (in any
+        frame, also one the video skips: :func:`~isocloth.io.trajectory.require_frames`), or a bad
+        ``fps``/``max_frames``.
     OSError
         On file system errors.
     """
@@ -642,6 +644,7 @@ def render_video(
     suffix = out.suffix.lower()
     if suffix not in (".mp4", ".gif"):
         raise ValueError(f"unsupported video suffix {out.suffix!r}; allowed: .mp4, .gif")
+    require_frames(traj)
     indices = video_frame_indices(traj.times, fps, max_frames)
     width, height = (int(s) for s in size) if camera is None else (camera.width, camera.height)
     if suffix == ".mp4":
