@@ -13,10 +13,29 @@ from scipy.spatial import Delaunay
 
 from isocloth.mesh.mesh import Mesh, MeshError
 
-__all__ = ["rectangle", "disk", "annulus", "irregular_rectangle", "perturbed", "smooth_random_field"]
+__all__ = ["rectangle", "disk", "annulus", "irregular_rectangle", "perturbed", "smooth_random_field", "MAX_NODES"]
 
 _ELEMENTS = ("quad", "triangle")
 _PLANES = ("xy", "xz")
+
+MAX_NODES = 1_000_000
+"""Largest number of nodes a generator makes. Building a simulation takes about 7 kB of memory per
+node (a 300 × 300 sheet: 0.9 GB), so a million nodes already need several GB; larger requests
+(e.g. a typo in nx) are refused before any memory is allocated."""
+
+
+def _check_size(count: int, what: str) -> None:
+    """MeshError when a generator would make more than MAX_NODES nodes (``what``: how they are counted)."""
+    if count > MAX_NODES:
+        raise MeshError(f"{what} = {count:,} nodes is more than the {MAX_NODES:,} nodes a generated mesh may have "
+                        "(about 7 kB of memory per node): use fewer nodes")
+
+
+def _check_seed(seed) -> int:
+    """The seed as an int >= 0 (numpy's generators take no negative seed), else MeshError."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise MeshError(f"seed must be an integer >= 0, got {seed!r}")
+    return int(seed)
 
 
 def _check_choice(value: str, options: tuple[str, ...], what: str) -> None:
@@ -77,13 +96,15 @@ def rectangle(width: float, height: float, nx: int, ny: int, *, element: str = "
     Raises
     ------
     MeshError
-        For non-positive sizes, fewer than 2 nodes per side, or an unknown element/plane.
+        For non-positive sizes, fewer than 2 nodes per side, more than ``MAX_NODES`` nodes, or an
+        unknown element/plane.
     """
     if not (width > 0 and height > 0):
         raise MeshError(f"rectangle sizes must be > 0 m, got width={width}, height={height}")
     if int(nx) != nx or int(ny) != ny or nx < 2 or ny < 2:
         raise MeshError(f"rectangle needs nx, ny >= 2 nodes per side, got nx={nx}, ny={ny}")
     nx, ny = int(nx), int(ny)
+    _check_size(nx * ny, f"nx·ny = {nx}·{ny}")
     _check_choice(element, _ELEMENTS, "element")
     u = np.linspace(-width / 2, width / 2, nx)
     v = np.linspace(-height / 2, height / 2, ny)
@@ -154,6 +175,7 @@ def disk(radius: float, n_radial: int, n_angular: int, *, element: str = "triang
         raise MeshError(f"disk needs n_radial >= 1 and n_angular >= 3, got {n_radial}, {n_angular}")
     _check_choice(element, _ELEMENTS, "element")
     n_radial, n_angular = int(n_radial), int(n_angular)
+    _check_size(1 + n_radial * n_angular, f"1 + n_radial·n_angular = 1 + {n_radial}·{n_angular}")
     u, v = _polar(radius * np.arange(1, n_radial + 1) / n_radial, n_angular)
     pts = _embed(np.concatenate([[0.0], u]), np.concatenate([[0.0], v]), "xy", center)
     a = np.arange(n_angular)
@@ -203,6 +225,7 @@ def annulus(r_inner: float, r_outer: float, n_radial: int, n_angular: int, *,
         raise MeshError(f"annulus needs n_radial >= 2 and n_angular >= 3, got {n_radial}, {n_angular}")
     _check_choice(element, _ELEMENTS, "element")
     n_radial, n_angular = int(n_radial), int(n_angular)
+    _check_size(n_radial * n_angular, f"n_radial·n_angular = {n_radial}·{n_angular}")
     u, v = _polar(np.linspace(r_inner, r_outer, n_radial), n_angular)
     pts = _embed(u, v, "xy", center)
     quads, flip = _ring_cells(0, n_radial, n_angular)
@@ -238,6 +261,7 @@ def band(radius: float, width: float, n_across: int, n_around: int, *, element: 
         raise MeshError(f"band needs n_across >= 2 and n_around >= 3, got {n_across}, {n_around}")
     _check_choice(element, _ELEMENTS, "element")
     n_across, n_around = int(n_across), int(n_around)
+    _check_size(n_across * n_around, f"n_across·n_around = {n_across}·{n_around}")
     theta = 2.0 * np.pi * np.arange(n_around) / n_around
     y, t = np.meshgrid(np.linspace(-0.5 * width, 0.5 * width, n_across), theta, indexing="ij")
     pts = np.stack([radius * np.cos(t).ravel(), y.ravel(), radius * np.sin(t).ravel()], axis=1)
@@ -277,6 +301,7 @@ def leaning_cards(width: float, height: float, angle: float, gap: float, nx: int
                         f"{width}, {height}, {angle}, {gap}")
     if nx < 2 or ny < 2:
         raise MeshError(f"leaning cards need nx, ny >= 2, got {nx}, {ny}")
+    _check_size(2 * int(nx) * int(ny), f"2·nx·ny = 2·{nx}·{ny}")
     flat = rectangle(width, height, nx, ny, element="triangle")
     y, s = flat.vertices[:, 0], flat.vertices[:, 1] + 0.5 * height  # s: distance up the card
     sin, cos = np.sin(angle), np.cos(angle)
@@ -346,7 +371,7 @@ def irregular_rectangle(width: float, height: float, node_count: int, *, seed: i
     node_count : int
         Number of nodes, >= 4.
     seed : int
-        Seed of the random generator.
+        Seed of the random generator, >= 0.
     plane : {"xy", "xz"}
     center : (3,) float [m]
     name : str, optional
@@ -359,8 +384,8 @@ def irregular_rectangle(width: float, height: float, node_count: int, *, seed: i
     Raises
     ------
     MeshError
-        For non-positive sizes, node_count < 4, or (should not happen) a triangulation that
-        leaves a node unused.
+        For non-positive sizes, node_count < 4 or above ``MAX_NODES``, a negative seed, or (should
+        not happen) a triangulation that leaves a node unused.
     """
     if not (width > 0 and height > 0):
         raise MeshError(f"rectangle sizes must be > 0 m, got width={width}, height={height}")
@@ -368,7 +393,8 @@ def irregular_rectangle(width: float, height: float, node_count: int, *, seed: i
         raise MeshError(f"irregular_rectangle needs node_count >= 4, got {node_count}")
     _check_choice(plane, _PLANES, "plane")
     n = int(node_count)
-    rng = np.random.default_rng(seed)
+    _check_size(n, "node_count")
+    rng = np.random.default_rng(_check_seed(seed))
     area, perim = width * height, 2.0 * (width + height)
     dens = 2.0 / np.sqrt(3.0)  # nodes per h^2 of a hexagonal pattern
     # n ~ dens * area / h^2 + perim / (2 h): solve for s = 1 / h
@@ -452,7 +478,7 @@ def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep", wa
     sigma : float
         Standard deviation [m] of each coordinate's noise, >= 0.
     seed : int
-        Seed of the random generator.
+        Seed of the random generator, >= 0.
     rest : "keep" | "perturbed"
     wavelength : float
         0 (default): independent noise per vertex, so each mesh gets its own realisation. > 0 [m]:
@@ -471,7 +497,7 @@ def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep", wa
     Raises
     ------
     MeshError
-        For a negative or non-finite sigma.
+        For a negative or non-finite sigma, or a negative seed.
     """
     if not (np.isfinite(sigma) and sigma >= 0):
         raise MeshError(f"noise sigma must be a finite length >= 0 m, got {sigma}")
@@ -479,7 +505,7 @@ def perturbed(mesh: Mesh, sigma: float, seed: int = 0, *, rest: str = "keep", wa
         raise MeshError(f"rest must be 'keep' or 'perturbed', got {rest!r}")
     if not (np.isfinite(wavelength) and wavelength >= 0):
         raise MeshError(f"noise wavelength must be a finite length >= 0 m, got {wavelength}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_check_seed(seed))
     if wavelength > 0:
         changes = {"vertices": mesh.vertices + sigma * smooth_random_field(mesh.vertices, wavelength, rng)}
     else:

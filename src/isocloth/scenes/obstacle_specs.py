@@ -24,7 +24,8 @@ from typing import Annotated, Literal, Union
 import numpy as np
 from pydantic import Field, model_validator
 
-from isocloth.scenes.quantities import Angle, AngularVelocity, Length, Time, Vec3, Vec3Free, _Strict, _to_si
+from isocloth.scenes.quantities import (Angle, AngularVelocity, Direction, FileName, Length, Time, Vec3, Velocity3,
+                                        _Strict, _to_si)
 
 __all__ = ["ObstacleSpec", "build_obstacle", "build_obstacles", "read_stick_csv", "THIN_OBSTACLE_TYPES"]
 
@@ -39,7 +40,7 @@ class MotionRotationSpec(_Strict):
     """Rotation about an axis through ``center`` at ``angular_velocity`` from ``start``, up to ``max_angle``."""
 
     type: Literal["rotation"]
-    axis: Vec3Free = (0.0, 0.0, 1.0)
+    axis: Direction = (0.0, 0.0, 1.0)
     center: Vec3 = (0.0, 0.0, 0.0)
     angular_velocity: AngularVelocity
     start: Time = 0.0
@@ -48,7 +49,7 @@ class MotionRotationSpec(_Strict):
 
 class MotionTranslationSpec(_Strict):
     type: Literal["translation"]
-    velocity: Vec3
+    velocity: Velocity3 = Field(description="[m/s], each component within ±1e5")
     start: Time = 0.0
     duration: Time | None = None
 
@@ -67,7 +68,7 @@ class _Common(_Strict):
 class PlaneSpec(_Common):
     type: Literal["plane"]
     point: Vec3 = (0.0, 0.0, 0.0)
-    normal: Vec3Free = (0.0, 0.0, 1.0)
+    normal: Direction = (0.0, 0.0, 1.0)
 
 
 class BoxSpec(_Common):
@@ -85,7 +86,7 @@ class SphereSpec(_Common):
 class CylinderSpec(_Common):
     type: Literal["cylinder"]
     center: Vec3
-    axis: Vec3Free = (0.0, 0.0, 1.0)
+    axis: Direction = (0.0, 0.0, 1.0)
     radius: Length = Field(gt=0)
     half_height: Length = Field(gt=0)
 
@@ -93,7 +94,7 @@ class CylinderSpec(_Common):
 class ConeSpec(_Common):
     type: Literal["cone"]
     apex: Vec3
-    axis: Vec3Free = Field(default=(0.0, 0.0, 1.0), description="from the base's centre to the apex")
+    axis: Direction = Field(default=(0.0, 0.0, 1.0), description="from the base's centre to the apex")
     radius: Length = Field(gt=0, description="base radius")
     height: Length = Field(gt=0)
 
@@ -116,7 +117,7 @@ class NeedlesSpec(_Common):
 
 class MeshObstacleSpec(_Common):
     type: Literal["mesh"]
-    file: str
+    file: FileName
     y_up: bool = False
     scale: float = Field(default=1.0, gt=0)
     translate: Vec3 = (0.0, 0.0, 0.0)
@@ -140,7 +141,7 @@ class StickSpec(_Thin):
     times: Annotated[list[float], _to_si("s")] | None = None
     a: list[Vec3] | None = None
     b: list[Vec3] | None = None
-    file: str | None = None
+    file: FileName | None = None
     scale: float = Field(default=1.0, gt=0)
     start: Time = 0.0
 
@@ -178,7 +179,7 @@ class SegmentsSpec(_Thin):
     segment, or none."""
 
     type: Literal["segments"]
-    file: str
+    file: FileName
     scale: float = Field(default=1.0, gt=0)
     y_up: bool = False
     translate: Vec3 = (0.0, 0.0, 0.0)
@@ -265,7 +266,7 @@ _Y_UP_TO_Z_UP = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])
 def _build_thin(spec, resolve_file):
     from isocloth.contact import obstacles as ob
 
-    kw = {"mu": spec.mu, "name": spec.name}
+    kw = {"mu": spec.mu, "name": spec.name or spec.type}
     if spec.type == "stick":
         if spec.file is not None:
             times, a, b = read_stick_csv(resolve_file(spec.file), spec.scale, spec.start)

@@ -2,7 +2,10 @@
 
 Numbers are SI (m, s, Hz, kg/m², rad). Any quantity may instead be written as a string with a
 unit, e.g. ``dt = "5 ms"``, ``width = "42 cm"``, ``frequency = "36 rpm"``; a unit of the wrong
-dimension (``dt = "3 kg"``) is an error that names the field and the expected unit.
+dimension (``dt = "3 kg"``) is an error that names the field and the expected unit. Quantities
+must lie within the ranges of :mod:`isocloth.scenes.quantities` (lengths within ±1e5 m, …);
+generated meshes have at most ``isocloth.mesh.generators.MAX_NODES`` (1 000 000) nodes; random
+seeds are integers >= 0; ``simulation.substeps`` is at most ``MAX_SUBSTEPS`` (1000).
 """
 
 from __future__ import annotations
@@ -13,11 +16,23 @@ from typing import Annotated, Literal, Union
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 __all__ = ["SceneConfig", "MeshSpec", "NodeSelector", "GraspSpec", "SimulationSpec", "OutputSpec", "ClothSpec",
-           "SelfCollisionSpec"]
+           "SelfCollisionSpec", "MAX_SUBSTEPS", "ELASTIC_SIMULATION_KEYS"]
 
 
 from isocloth.scenes.quantities import (  # noqa: E402
-    Angle, AngularVelocity, AreaDensity, DampingRate, Frequency, Length, Time, Vec3, Vec3Free, _Strict, _to_si)
+    Angle, AngularVelocity, AreaDensity, DampingRate, Direction, FileName, Frequency, Length, Seed, Time, Vec3,
+    Vec3Free, Velocity3, _Strict, _to_si)
+
+SEED_DESCRIPTION = "seed of the random generator, an integer >= 0"
+
+
+def _at_most_max_nodes(count: int, what: str) -> None:
+    """ValueError when a generated mesh would have more than ``isocloth.mesh.generators.MAX_NODES`` nodes."""
+    from isocloth.mesh.generators import MAX_NODES
+
+    if count > MAX_NODES:
+        raise ValueError(f"{what} = {count:,} nodes is more than the {MAX_NODES:,} nodes a generated mesh may have "
+                         "(about 7 kB of memory per node): use fewer nodes")
 
 
 # ------------------------------------------------------------------ cloth mesh
@@ -30,14 +45,24 @@ class MeshRectangle(_Strict):
     element: Literal["quad", "triangle"] = "quad"
     plane: Literal["xy", "xz"] = "xy"
 
+    @model_validator(mode="after")
+    def _size(self):
+        _at_most_max_nodes(self.nx * self.ny, f"nx·ny = {self.nx}·{self.ny}")
+        return self
+
 
 class MeshIrregular(_Strict):
     generator: Literal["irregular"]
     width: Length = Field(gt=0)
     height: Length = Field(gt=0)
     node_count: int = Field(ge=4)
-    seed: int = 0
+    seed: Seed = Field(default=0, description=SEED_DESCRIPTION)
     plane: Literal["xy", "xz"] = "xy"
+
+    @model_validator(mode="after")
+    def _size(self):
+        _at_most_max_nodes(self.node_count, "node_count")
+        return self
 
 
 class MeshAnnulus(_Strict):
@@ -47,6 +72,11 @@ class MeshAnnulus(_Strict):
     n_radial: int = Field(ge=2)
     n_angular: int = Field(ge=3)
     element: Literal["quad", "triangle"] = "quad"
+
+    @model_validator(mode="after")
+    def _size(self):
+        _at_most_max_nodes(self.n_radial * self.n_angular, f"n_radial·n_angular = {self.n_radial}·{self.n_angular}")
+        return self
 
 
 class MeshBand(_Strict):
@@ -59,6 +89,11 @@ class MeshBand(_Strict):
     n_around: int = Field(ge=3)
     element: Literal["quad", "triangle"] = "triangle"
 
+    @model_validator(mode="after")
+    def _size(self):
+        _at_most_max_nodes(self.n_across * self.n_around, f"n_across·n_around = {self.n_across}·{self.n_around}")
+        return self
+
 
 class MeshDisk(_Strict):
     generator: Literal["disk"]
@@ -66,6 +101,12 @@ class MeshDisk(_Strict):
     n_radial: int = Field(ge=1)
     n_angular: int = Field(ge=3)
     element: Literal["quad", "triangle"] = "triangle"
+
+    @model_validator(mode="after")
+    def _size(self):
+        _at_most_max_nodes(1 + self.n_radial * self.n_angular,
+                           f"1 + n_radial·n_angular = 1 + {self.n_radial}·{self.n_angular}")
+        return self
 
 
 class MeshLeaningCards(_Strict):
@@ -79,9 +120,14 @@ class MeshLeaningCards(_Strict):
     nx: int = Field(ge=2, description="nodes along the width")
     ny: int = Field(ge=2, description="nodes up each card")
 
+    @model_validator(mode="after")
+    def _size(self):
+        _at_most_max_nodes(2 * self.nx * self.ny, f"2·nx·ny = 2·{self.nx}·{self.ny}")
+        return self
+
 
 class MeshFile(_Strict):
-    file: str = Field(description="path relative to the scene file, or 'builtin:bgl/...' for packaged meshes")
+    file: FileName = Field(description="path relative to the scene file, or 'builtin:bgl/...' for packaged meshes")
     rest: Literal["auto", "vt", "m", "geometry"] = "auto"
     merge_tolerance: Length | None = None
 
@@ -105,7 +151,7 @@ class Noise(_Strict):
     mesh of the sheet (for mesh-convergence studies); 0 gives independent noise per node."""
 
     sigma: Length = Field(ge=0)
-    seed: int = 0
+    seed: Seed = Field(default=0, description=SEED_DESCRIPTION)
     rest: Literal["perturbed", "keep"] = "perturbed"
     wavelength: Length = Field(default=0.0, ge=0)
 
@@ -137,7 +183,8 @@ class ClothSpec(_Strict):
     tensile_stiffness: float | None = Field(default=None, gt=0, description="k [N/m]: tensile stiffness per "
                                             "unit width of an element edge pulled beyond its stretch limit "
                                             "(constraint_model = 'stretch-limited')")
-    gravity: float | None = None
+    gravity: float | None = Field(default=None, ge=-1000.0, le=1000.0, description="gravitational acceleration "
+                                  "[m/s²], within ±1000")
     model: Literal["inextensible", "elastic"] = Field(
         default="inextensible", description="'inextensible': Coltraro et al.'s model (constraints on the first "
         "fundamental form, fast projection); 'elastic': the model of Li et al. 2018 §7 (measured membrane and "
@@ -145,10 +192,11 @@ class ClothSpec(_Strict):
         "cloth-cloth contacts at the nearest nodes (Li eq. 9); beta is the stiffness-proportional damping c_d [s])")
     material: str | None = Field(default=None, description="material of model = 'elastic' (a name of "
                                  "isocloth.elastic.MATERIALS, e.g. '11oz-black-denim' or 'playing-card', or a .json "
-                                 "file in their format); default 'gray-interlock'; its density is rho unless rho is given")
-    warp: Vec3Free = Field(default=(1.0, 0.0, 0.0), description="direction of the fabric's warp for model = "
-                           "'elastic', in the coordinates of the rest shape (the mesh before placement), projected "
-                           "onto it; the weft is normal to it")
+                                 "file in their format, relative to the scene file's folder); default "
+                                 "'gray-interlock'; its density is rho unless rho is given")
+    warp: Direction = Field(default=(1.0, 0.0, 0.0), description="direction of the fabric's warp for model = "
+                            "'elastic', in the coordinates of the rest shape (the mesh before placement), projected "
+                            "onto it; the weft is normal to it; it must not be (nearly) normal to the rest shape")
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
     constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(
         default="stretch-limited", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "
@@ -157,7 +205,7 @@ class ClothSpec(_Strict):
     stretch_limit: float = Field(default=0.01, gt=0, lt=1, description="largest stretch of an element edge "
                                  "(dimensionless; 0.01 = 1 %) in the 'stretch-limited' model")
     corner_angle_deg: float = Field(default=45.0, gt=0, lt=180)
-    initial_velocity: Vec3Free = (0.0, 0.0, 0.0)
+    initial_velocity: Velocity3 = Field(default=(0.0, 0.0, 0.0), description="[m/s], each component within ±1e5")
     relax_initial: bool = Field(default=False, description="project the initial shape onto the constraints first")
 
     @model_validator(mode="after")
@@ -165,6 +213,9 @@ class ClothSpec(_Strict):
         if self.model != "elastic" and self.material is not None:
             raise ValueError("material is the measured material of model = 'elastic'; set model = 'elastic' or use "
                              "fabric for the inextensible model")
+        if self.model != "elastic" and "warp" in self.model_fields_set and self.warp != (1.0, 0.0, 0.0):
+            raise ValueError("warp (the fabric's warp direction) is used only by model = 'elastic'; the inextensible "
+                             "model is isotropic: remove warp, or set model = 'elastic'")
         return self
 
 
@@ -188,6 +239,12 @@ class NodeSelector(_Strict):
             raise ValueError("give indices, nearest points, inside_radius, or both box_min and box_max")
         if (self.box_min is None) != (self.box_max is None):
             raise ValueError("box selection needs both box_min and box_max")
+        if self.box_min is not None:
+            swapped = [ax for ax, lo, hi in zip("xyz", self.box_min, self.box_max) if lo > hi]
+            if swapped:
+                raise ValueError(f"box_min {[float(v) for v in self.box_min]} is above box_max "
+                                 f"{[float(v) for v in self.box_max]} in {', '.join(swapped)}: the corners seem "
+                                 "swapped; box_min is the lower corner, box_max the upper one")
         return self
 
 
@@ -213,7 +270,7 @@ class TrajWaypoints(_Strict):
 
 class TrajRotation(_Strict):
     type: Literal["rotation"]
-    axis: Vec3Free
+    axis: Direction
     center: Vec3
     angular_velocity: AngularVelocity
     start: Time = 0.0
@@ -222,7 +279,8 @@ class TrajRotation(_Strict):
 
 class TrajSampled(_Strict):
     type: Literal["sampled"]
-    file: str = Field(description=".npy (s,3) or (s,k,3), or .csv with three columns, displacements in m")
+    file: FileName = Field(description=".npy (s,3) or (s,k,3) with k the grasp's node count, or .csv with "
+                           "three columns, displacements in m")
     rate: Frequency = Field(gt=0)
     start: Time = 0.0
 
@@ -248,14 +306,18 @@ class GraspSpec(_Strict):
 
 
 # ------------------------------------------------------------------ numerics and output
+MAX_SUBSTEPS = 1000
+"""Largest ``simulation.substeps``: for shorter steps than dt / 1000, lower dt."""
+
+
 class SimulationSpec(_Strict):
     dt: Time = Field(default=0.01, gt=0)
     duration: Time = Field(default=5.0, gt=0)
     tolerance: float = Field(default=1e-3, gt=0, lt=1)
     max_iterations: int = Field(default=50, ge=1)
-    substeps: int = Field(default=1, ge=1, description="equal sub-steps of dt/substeps per step (Stepper option): "
-                          "on large sheets shorter steps keep the projection's factorization and can be cheaper "
-                          "per simulated second")
+    substeps: int = Field(default=1, ge=1, description="equal sub-steps of dt/substeps per step (Stepper "
+                          "option), 1 … MAX_SUBSTEPS = 1000 (for shorter steps lower dt): on large sheets shorter "
+                          "steps keep the projection's factorization and can be cheaper per simulated second")
     solver: Literal["active-set", "interior-point"] = Field(
         default="active-set", description="QP solver for contacts (interior point = library baseline)")
     contact_margin: Length = Field(default=0.01, gt=0, description="contact detection distance")
@@ -270,6 +332,14 @@ class SimulationSpec(_Strict):
         "its force in the predictor, or a relaxation along the constraint and contact set after the projection "
         "(isocloth.step.membrane_relaxation; for garments crumpling in contact)")
     membrane_sweeps: int = Field(default=4, ge=1, description="membrane relaxation QPs per step")
+
+    @field_validator("substeps")
+    @classmethod
+    def _substeps_bound(cls, v: int) -> int:
+        if v > MAX_SUBSTEPS:
+            raise ValueError(f"{v} substeps is more than the maximum {MAX_SUBSTEPS} (MAX_SUBSTEPS): for steps shorter "
+                             f"than dt / {MAX_SUBSTEPS}, lower dt instead")
+        return v
 
     @model_validator(mode="after")
     def _whole_steps(self):
@@ -318,6 +388,8 @@ class VideoCameraSpec(_Strict):
     def _pose(self):
         from isocloth.sensors.camera import look_at
 
+        if not any(self.up):
+            raise ValueError("up is the zero vector: give the direction that is up in the image, e.g. [0, 0, 1]")
         look_at(self.eye, self.target, self.up)  # ValueError naming the problem
         return self
 
@@ -348,8 +420,18 @@ class OutputSpec(_Strict):
                                            "instead of elev / azim")
 
 
+ELASTIC_SIMULATION_KEYS = ("dt", "duration")
+"""The ``[simulation]`` keys that ``[cloth] model = "elastic"`` uses (its implicit Euler stepper,
+isocloth.baselines.implicit, has its own contact solver and tolerance); the others are refused with it
+when set to anything but their default."""
+
+
 class SceneConfig(_Strict):
-    """A whole scene. Unknown keys anywhere are errors (extra='forbid')."""
+    """A whole scene. Unknown keys anywhere are errors (extra='forbid').
+
+    Raises (as a validation error) for a ``[simulation]`` key other than ``ELASTIC_SIMULATION_KEYS``
+    set to a non-default value with ``[cloth] model = "elastic"`` (it would have no effect), and for
+    a grasp starting at or after the end of the scene (``simulation.duration``)."""
 
     name: str
     description: str = ""
@@ -368,6 +450,31 @@ class SceneConfig(_Strict):
             raise ValueError(f"{v!r} cannot be a folder name: use letters, digits, '-', '_' and '.' (not first), "
                              "at most 100 characters, no '/' or spaces (e.g. 'my-scene')")
         return v
+
+    @model_validator(mode="after")
+    def _elastic_simulation(self):
+        if self.cloth.model != "elastic":
+            return self
+        sim, default = self.simulation, SimulationSpec()
+        ignored = [k for k in SimulationSpec.model_fields if k not in ELASTIC_SIMULATION_KEYS
+                   and k in sim.model_fields_set and getattr(sim, k) != getattr(default, k)]
+        if ignored:
+            keys = ", ".join(f"simulation.{k}" for k in ignored)
+            raise ValueError(f"{keys} {'has' if len(ignored) == 1 else 'have'} no effect with cloth.model = 'elastic': "
+                             "its linearised implicit Euler stepper uses only simulation.dt and simulation.duration "
+                             "(with its own exact contact solver and tolerance); remove "
+                             f"{'it' if len(ignored) == 1 else 'them'}, or use the inextensible model")
+        return self
+
+    @model_validator(mode="after")
+    def _grasps_start_in_time(self):
+        end = self.simulation.duration
+        for i, g in enumerate(self.grasps):
+            if g.start >= end:
+                raise ValueError(f"grasps.{i}.start = {g.start:g} s is not before the end of the scene "
+                                 f"(simulation.duration = {end:g} s): the grasp would never take its nodes; start "
+                                 "it earlier, lengthen the scene, or remove the grasp")
+        return self
 
 
 from isocloth.scenes.obstacle_specs import ObstacleSpec  # noqa: E402  (uses the quantities above)

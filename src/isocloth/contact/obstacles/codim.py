@@ -48,6 +48,21 @@ def _index_array(value, k: int, cols: int, name: str, count: int) -> np.ndarray:
     return a
 
 
+def _check_segment_lengths(v: np.ndarray, segments: np.ndarray) -> None:
+    """ValueError naming the first segment of zero length in vertices v (k, 3) or frames (F, k, 3)."""
+    if not len(segments):
+        return
+    frames = v[None] if v.ndim == 2 else v
+    zero = np.argwhere(np.all(frames[:, segments[:, 0]] == frames[:, segments[:, 1]], axis=2))
+    if zero.size:
+        f, j = (int(c) for c in zero[0])
+        a, b = (int(c) for c in segments[j])
+        when = f" in frame {f}" if v.ndim == 3 else ""
+        raise ValueError(f"segment {j} has zero length: its vertices {a} and {b} coincide{when} (at "
+                         f"{frames[f, a].tolist()}); remove the repeated vertex (a closed chain joins its last "
+                         "vertex to its first by itself)")
+
+
 class ObstacleCodim:
     """Vertices moving in time, with segments (edge–edge) and points (node–face).
 
@@ -74,8 +89,9 @@ class ObstacleCodim:
     Raises
     ------
     ValueError
-        Bad shapes, non-finite values, indices out of range, non-increasing ``times``, radius ≤ 0,
-        mu < 0, or both ``motion`` and ``trajectory`` given.
+        Bad shapes, non-finite values, indices out of range, a segment of zero length (its two
+        vertices coincide, in any trajectory frame), non-increasing ``times``, radius ≤ 0, mu < 0,
+        or both ``motion`` and ``trajectory`` given.
     """
 
     kind = "codim"
@@ -109,6 +125,7 @@ class ObstacleCodim:
             self.motion = motion
         k = self._ref.shape[0]
         self.segments = _index_array(segments, 2, True, "segments", k)
+        _check_segment_lengths(self._ref if self._traj is None else self._traj, self.segments)
         if points is None:
             deg = np.bincount(self.segments.ravel(), minlength=k)
             points = np.flatnonzero(deg < 2)
