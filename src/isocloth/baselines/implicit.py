@@ -97,10 +97,11 @@ class ImplicitEulerStepper:
     steps that converge earlier do not pay for the cap."""
 
     def __init__(self, model, forces: ElasticForces, *, dt: float = 0.01, tolerance: float = 1e-8) -> None:
-        if not dt > 0:
-            raise ValueError(f"dt must be > 0 s, got {dt}")
-        if not tolerance > 0:
-            raise ValueError(f"tolerance must be > 0 m/s, got {tolerance}")
+        from isocloth.step.stepper import _check_dt
+
+        _check_dt(dt)
+        if not (isinstance(tolerance, (int, float)) and np.isfinite(tolerance) and tolerance > 0):
+            raise ValueError(f"tolerance must be a finite number > 0 m/s (e.g. 1e-8), got {tolerance!r}")
         self.tolerance = float(tolerance)
         self.prune_angle = PRUNE_ANGLE
         """[rad]: contacts of one vertex whose normals are closer are one contact (Li §5.2; 0 keeps all)."""
@@ -120,56 +121,80 @@ class ImplicitEulerStepper:
         Raises
         ------
         SimulationDiverged
-            If the new positions are not finite.
+            If the new positions are not finite, or a stage of the step fails numerically (overflow,
+            a singular system: LinAlgError, FloatingPointError, ... are reported as this).
+        ValueError
+            If dt is not a finite number > 0, the state is not valid for the model (positions and
+            velocities finite real (n, 3) arrays, t finite, step_index an integer >= 0) or the
+            control is invalid (:meth:`Control.validated`).
+        TypeError
+            If ``state`` is not a State.
         """
-        from isocloth.step.stepper import SimulationDiverged
+        from isocloth.step.stepper import (SimulationDiverged, _check_dt, _check_edges, _check_state,
+                                           numerical_failures)
 
         t0 = time.perf_counter()
-        dt = self.dt if dt is None else float(dt)
-        t_new = state.t + dt
+        dt = self.dt if dt is None else _check_dt(dt)
         m = self.model
+        state = _check_state(state, m, projection=False)
+        _check_edges(self._shape.edges, state.x)
+        t_new = state.t + dt
         mat = m.material
         anchors = state.grasp_anchors
-        if control is None:
-            control, anchors = m.schedule.for_step(t_new, state.x, state.grasp_anchors)
-        g, targets = control.validated(m.node_count, m.grasp_nodes)
+        if control is None:  # the schedule's targets: an overflowing trajectory is a divergence
+            with numerical_failures("the grasp schedule", t_new):
+                control, anchors = m.schedule.for_step(t_new, state.x, state.grasp_anchors)
+                g, targets = control.validated(m.node_count, m.grasp_nodes)
+        else:
+            g, targets = control.validated(m.node_count, m.grasp_nodes)
         free_mask = np.ones(m.node_count, dtype=bool)
         free_mask[g] = False
         x, v = state.x, state.v
-        f_el, K = self.forces.force_and_stiffness(x)
-        v3 = v.ravel()
-        f = f_el.ravel().copy()
-        f[2::3] -= mat.virtual_density * mat.gravity * m.area_mass
-        f -= mat.alpha * self._m3 * v3
-        if mat.beta > 0:
-            f -= mat.beta * (K @ v3)
-        rhs = dt * (f - dt * (K @ v3))
-        A = (sp.diags((mat.rho + dt * mat.alpha) * self._m3) + (dt * dt + dt * mat.beta) * K).tocsr()
-        dv = np.zeros_like(v3)
-        if g.size:
-            v_target = (targets - x[g]) / dt
-            idx = (3 * g[:, None] + np.arange(3)).ravel()
-            dv[idx] = v_target.ravel() - v3[idx]
-            rhs = rhs - A[:, idx] @ dv[idx]
-        free = np.repeat(free_mask, 3)
-        A_ff = A[free][:, free].tocsc()
-        dv[free] = spsolve(A_ff, rhs[free])
+        with numerical_failures("the elastic forces", t_new):
+            f_el, K = self.forces.force_and_stiffness(x)
+        with numerical_failures("the implicit-Euler solve", t_new):
+            v3 = v.ravel()
+            f = f_el.ravel().copy()
+            f[2::3] -= mat.virtual_density * mat.gravity * m.area_mass
+            f -= mat.alpha * self._m3 * v3
+            if mat.beta > 0:
+                f -= mat.beta * (K @ v3)
+            rhs = dt * (f - dt * (K @ v3))
+            A = (sp.diags((mat.rho + dt * mat.alpha) * self._m3) + (dt * dt + dt * mat.beta) * K).tocsr()
+            dv = np.zeros_like(v3)
+            if g.size:
+                v_target = (targets - x[g]) / dt
+                idx = (3 * g[:, None] + np.arange(3)).ravel()
+                dv[idx] = v_target.ravel() - v3[idx]
+                rhs = rhs - A[:, idx] @ dv[idx]
+            free = np.repeat(free_mask, 3)
+            A_ff = A[free][:, free].tocsc()
+            dv[free] = spsolve(A_ff, rhs[free])
+        broken = ~(np.isfinite(dv) & np.isfinite(rhs)).reshape(-1, 3).all(axis=1)
+        if broken.any():  # (spsolve returns NaN for a singular matrix)
+            bad = int(np.flatnonzero(broken)[0])
+            raise SimulationDiverged(
+                f"the implicit-Euler solve overflowed or was singular at node {bad} at t = {t_new:.6g} s "
+                f"(dt = {dt:.3g} s): reduce dt or check the scene's values (gravity, densities, stiffness)")
         info = StepInfo(t=t_new, iterations=0, residual=0.0, converged=True)
         if m.has_contacts:
-            self._contacts(A_ff, rhs[free], v3, dv, state, dt, info, free_mask)
+            with numerical_failures("the contact solve", t_new):
+                self._contacts(A_ff, rhs[free], v3, dv, state, dt, info, free_mask)
         v_new = (v3 + dv).reshape(-1, 3)
         x_new = x + dt * v_new
         if g.size:
             x_new[g] = targets
         if not np.isfinite(x_new).all():
             bad = int(np.flatnonzero(~np.isfinite(x_new).all(axis=1))[0])
-            raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s")
-        if m.self_collision.enabled:  # Li et al. 2018 §7.4, Table 2 n̄_i, n̄_ir: intersections left, then ICM
-            info.crossings = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
-            if info.crossings:
-                icm = intersection_contour_minimization(x_new, self._triangles, free_mask)
-                x_new = icm.x
-                info.icm_remaining = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
+            raise SimulationDiverged(f"node {bad} became non-finite at t = {t_new:.6g} s; reduce dt or check the "
+                                     "scene's values")
+        with numerical_failures("the intersection repair", t_new):
+            if m.self_collision.enabled:  # Li et al. 2018 §7.4, Table 2 n̄_i, n̄_ir: intersections left, then ICM
+                info.crossings = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
+                if info.crossings:
+                    icm = intersection_contour_minimization(x_new, self._triangles, free_mask)
+                    x_new = icm.x
+                    info.icm_remaining = len(face_intersections(x_new, m.mesh.triangles, m.mesh.quads))
         self._shape.fill(info, x_new)
         info.wall_time = time.perf_counter() - t0
         new = State(x_new, v_new, t_new, state.step_index + 1)

@@ -6,7 +6,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+import numbers
+import re
 import time
+import traceback
+from contextlib import contextmanager
 
 import numpy as np
 from scipy.spatial.distance import pdist
@@ -21,24 +26,161 @@ from isocloth.step.diagnostics import ShapeErrors, StepInfo, area_errors
 from isocloth.step.grasp_forces import grasp_forces
 from isocloth.step.predictor import Predictor
 
-__all__ = ["Stepper", "SimulationDiverged"]
+__all__ = ["Stepper", "SimulationDiverged", "numerical_failures"]
 
 
 class SimulationDiverged(RuntimeError):
     """The state became non-finite (the message names the node and time) or the constraints could not be met."""
 
 
-def _check_state(state: State, n: int) -> None:
-    """ValueError unless the state's positions and velocities are finite (n, 3) arrays: a bad input
-    state is named as such, not reported as a divergence of the step."""
+_NUMERICAL_MESSAGE = re.compile(r"infs or nans|singular|positive definite|non-finite|not finite|must be finite"
+                                r"|did not converge", re.IGNORECASE)
+
+
+def _is_numerical_failure(exc: BaseException) -> bool:
+    """Whether ``exc``, raised inside a step, is a numerical failure (overflow, a singular or
+    indefinite system, non-finite intermediate values) rather than a programming error: LinAlgError,
+    FloatingPointError, OverflowError, a CHOLMOD error, or a ValueError / RuntimeError of the linear
+    algebra naming non-finite values or a singular matrix."""
+    if isinstance(exc, SimulationDiverged):
+        return False
+    if isinstance(exc, (np.linalg.LinAlgError, FloatingPointError, OverflowError)):
+        return True
+    if type(exc).__module__.split(".")[0] in ("sksparse", "cholespy"):
+        return True
+    return isinstance(exc, (ValueError, RuntimeError)) and bool(_NUMERICAL_MESSAGE.search(str(exc)))
+
+
+@contextmanager
+def numerical_failures(what: str, t: float):
+    """Re-raise a numerical failure inside ``what`` (a step ending at t [s]) as SimulationDiverged
+    naming the exception and where it arose; other exceptions (programming errors) pass unchanged."""
+    try:
+        yield
+    except Exception as exc:
+        if not _is_numerical_failure(exc):
+            raise
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if "isocloth" in f.filename]
+        where = ""
+        if frames:
+            path = frames[-1].filename.replace("\\", "/")
+            where = f" in {path.split('isocloth/')[-1]}:{frames[-1].lineno}"
+        raise SimulationDiverged(
+            f"{what} failed numerically at t = {t:.6g} s ({type(exc).__name__}: {str(exc)[:200]}{where}): "
+            "the values overflowed or the system became singular; reduce dt or check the scene's values "
+            "(gravity, virtual density, obstacle sizes, grasp motions)") from exc
+
+
+_STATE_HINT = "pass a valid state (model.initial_state() or a saved one)"
+
+
+def _real_array(state: State, name: str, shape: tuple, *, allow_nan: bool = False) -> np.ndarray:
+    """``state.<name>`` as a float64 array (a copy when converted from ints, float32 or lists);
+    ValueError unless it is real, of ``shape`` and finite (NaN allowed with ``allow_nan``)."""
+    raw = getattr(state, name)
+    try:
+        a = np.asarray(raw)
+    except Exception:  # noqa: BLE001 - ragged lists and the like
+        a = np.asarray(raw, dtype=object)
+    if a.dtype.kind == "O":  # e.g. a list of Python numbers mixed with None
+        try:
+            a = np.asarray(raw, dtype=np.float64)
+        except (TypeError, ValueError):
+            pass
+    if a.dtype.kind not in "iuf":
+        raise ValueError(f"state.{name} must be a real (float64) array of shape {shape}, got dtype {a.dtype}: "
+                         f"{_STATE_HINT}")
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape != shape:
+        raise ValueError(f"state.{name} must have shape {shape} for this model, got {a.shape}")
+    ok = np.isfinite(a) | np.isnan(a) if allow_nan else np.isfinite(a)
+    bad = ~ok.all(axis=1)
+    if bad.any():
+        what = "node" if name in ("x", "v", "factor_point") else "row"
+        raise ValueError(f"state.{name} is not finite at {int(bad.sum())} {what}(s), e.g. {what} "
+                         f"{int(np.flatnonzero(bad)[0])}: {_STATE_HINT}")
+    return a
+
+
+def _int_array(state: State, name: str) -> np.ndarray:
+    """``state.<name>`` as an (k,) int64 array; ValueError unless it is one-dimensional and integer."""
+    a = np.asarray(getattr(state, name))
+    if a.size == 0 and not (a.ndim == 1 and a.dtype == np.int64):
+        return np.zeros(0, dtype=np.int64)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"state.{name} must be a one-dimensional int64 array, got dtype {a.dtype} and "
+                         f"shape {a.shape}: {_STATE_HINT}")
+    return a.astype(np.int64, copy=False)
+
+
+def _check_state(state: State, model, *, projection: bool = True) -> State:
+    """The state to step from: ``state`` itself, or a copy whose arrays are converted to float64
+    (integer positions are accepted). TypeError unless it is a State; ValueError (a bad input state is
+    named as such, not reported as a divergence of the step) unless its positions and velocities are
+    finite real (n, 3) arrays, its time a finite number and its step index an integer ≥ 0, and its
+    grasp anchors (timed grasps) fit the model's schedule. With ``projection`` (the inextensible
+    stepper) also its warm-start fields: ``held_edges`` distinct indices into the model's stretch
+    limits, ``contact_keys`` integers, ``factor_point`` None or finite (n, 3)."""
+    if not isinstance(state, State):
+        raise TypeError(f"state must be an isocloth State (e.g. model.initial_state()), got {type(state).__name__}")
+    n = model.node_count
+    changes = {}
     for name in ("x", "v"):
-        a = np.asarray(getattr(state, name))
-        if a.shape != (n, 3):
-            raise ValueError(f"state.{name} must have shape ({n}, 3) for this model, got {a.shape}")
-        bad = ~np.isfinite(a).all(axis=1)
-        if bad.any():
-            raise ValueError(f"state.{name} is not finite at {int(bad.sum())} node(s), e.g. node "
-                             f"{int(np.flatnonzero(bad)[0])}: pass a valid state (model.initial_state() or a saved one)")
+        a = _real_array(state, name, (n, 3))
+        if a is not getattr(state, name):
+            changes[name] = a
+    t = state.t
+    try:
+        finite = not isinstance(t, (str, bytes, bool, np.bool_)) and bool(np.isfinite(float(t)))
+    except (TypeError, ValueError, OverflowError):
+        finite = False
+    if not finite:
+        raise ValueError(f"state.t must be a finite time in s, got {t!r}: {_STATE_HINT}")
+    k = state.step_index
+    if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral) or k < 0:
+        raise ValueError(f"state.step_index must be an integer >= 0 (the steps taken), got {k!r}: {_STATE_HINT}")
+    schedule = model.schedule
+    if state.grasp_anchors is not None and schedule.timed:
+        _real_array(state, "grasp_anchors", (schedule.node_ids.size, 3), allow_nan=True)
+    if projection:
+        held = _int_array(state, "held_edges")
+        limits = getattr(model, "stretch_limits", None)
+        count = 0 if limits is None else int(limits.count)
+        if held.size:
+            wrong = held[(held < 0) | (held >= count)]
+            if wrong.size:
+                have = (f"{count} stretch-limited edges (indices 0..{count - 1})" if count
+                        else "no stretch-limited edges")
+                raise ValueError(f"state.held_edges names edge {int(wrong[0])}, but this model has {have}: pass "
+                                 "held_edges from a state of this model, or an empty array")
+            if np.unique(held).size != held.size:
+                raise ValueError("state.held_edges repeats an edge: pass distinct sorted indices "
+                                 "(from a state of this model), or an empty array")
+        if held is not state.held_edges:
+            changes["held_edges"] = held
+        keys = _int_array(state, "contact_keys")
+        if keys is not state.contact_keys:
+            changes["contact_keys"] = keys
+        if state.factor_point is not None:
+            fp = _real_array(state, "factor_point", (n, 3))
+            if fp is not state.factor_point:
+                changes["factor_point"] = fp
+    return dataclasses.replace(state, **changes) if changes else state
+
+
+def _check_edges(edges, x: np.ndarray) -> None:
+    """ValueError when positions x (n, 3) [m] put both ends of an element edge (``edges``, a
+    StretchLimits of the mesh's edges) of positive rest length at one point (e.g. positions truncated
+    to integers): the constraints' gradients and the elastic forces' directions vanish there."""
+    if not edges.count:
+        return
+    d = x[edges.pairs[:, 0]] - x[edges.pairs[:, 1]]
+    bad = np.flatnonzero(~np.any(d != 0.0, axis=1) & (edges.rest_length > 0))
+    if bad.size:
+        a, b = (int(i) for i in edges.pairs[bad[0]])
+        raise ValueError(f"state.x puts both ends of {bad.size} element edge(s) at one point, e.g. nodes {a} and "
+                         f"{b} at {x[a].tolist()} (rest length {edges.rest_length[bad[0]]:.3g} m): pass a valid "
+                         "state (model.initial_state() or a saved one; positions in metres as floats)")
 
 
 def _check_dt(dt) -> float:
@@ -286,12 +428,19 @@ class Stepper:
         Raises
         ------
         SimulationDiverged
-            If positions become NaN/inf (never returns a non-finite state), or if the constraint
-            residual stays above ``divergence_residual``.
+            If positions become NaN/inf (never returns a non-finite state), if a stage of the step
+            fails numerically (overflow, a singular system: LinAlgError, FloatingPointError, ... are
+            reported as this, naming the stage), or if the constraint residual stays above
+            ``divergence_residual``.
         ValueError
             If the control has the wrong shape or non-finite targets or names invalid nodes
-            (:meth:`Control.validated`), the state's positions or velocities are not finite or not
-            (n, 3), or dt is not a finite number > 0.
+            (:meth:`Control.validated`), the state's positions or velocities are not finite real
+            (n, 3) arrays (integer arrays are converted to float64), its time is not finite, its
+            step index not an integer >= 0, its ``held_edges`` not distinct indices into the model's
+            stretch limits, its ``contact_keys`` not integers, its ``factor_point`` not None or
+            finite (n, 3), or dt is not a finite number > 0.
+        TypeError
+            If ``state`` is not a State.
 
         Grasps may change from step to step (``Control.grasp_nodes``, or grasps of the model's
         schedule with start / end times): the step uses the model with those nodes grasped
@@ -299,43 +448,48 @@ class Stepper:
         """
         t0 = time.perf_counter()
         dt = self.dt if dt is None else _check_dt(dt)
-        _check_state(state, self.model.node_count)
+        state = _check_state(state, self.model)
+        _check_edges(self._edges, state.x)
         t_new = state.t + dt
         schedule = self.model.schedule
         anchors = state.grasp_anchors
         explicit = control is not None or schedule.timed  # timed grasps: sub-steps interpolate like a caller's
-        if control is None:
-            control, anchors = schedule.for_step(t_new, state.x, state.grasp_anchors)
-        g, targets = control.validated(self.model.node_count, self.model.grasp_nodes)
-        control = Control(control.t, targets, g)
-        self._model = self.model.with_grasped_nodes(g)
-        k = self.substeps
-        h = dt / k
-        parts, s = [], state
-        for i in range(1, k + 1):
-            if i == k:
-                ctl = control
-            elif explicit:  # on the line from the grasped nodes' positions to the caller's targets
-                ctl = Control(state.t + i * h, state.x[g] + (i / k) * (control.grasp_targets - state.x[g]), g)
-            else:
-                ctl = self.model.control(state.t + i * h)
-            sub, sub_info = self._attempt(s, ctl, h)
-            if self._needs_split(s, sub, sub_info):
-                sub, sub_info = self._substeps(s, ctl, h, explicit, sub, sub_info, self.max_substep_depth)
-            sub.t = t_new if i == k else state.t + i * h
-            parts.append(sub_info)
-            s = sub
-            if not sub_info.residual <= self.divergence_residual:
-                break
-        new = s
-        new.grasp_anchors = anchors
-        if k > 1:
-            new.step_index = state.step_index + 1
-            info = self._combine(parts)
-            info.residual = max(p.residual for p in parts)  # the divergence check sees every sub-step
-            info.t = t_new
+        if control is None:  # the schedule's targets: an overflowing trajectory is a divergence
+            with numerical_failures("the grasp schedule", t_new):
+                control, anchors = schedule.for_step(t_new, state.x, state.grasp_anchors)
+                g, targets = control.validated(self.model.node_count, self.model.grasp_nodes)
         else:
-            info = parts[0]
+            g, targets = control.validated(self.model.node_count, self.model.grasp_nodes)
+        control = Control(control.t, targets, g)
+        with numerical_failures("the step", t_new):
+            self._model = self.model.with_grasped_nodes(g)
+            k = self.substeps
+            h = dt / k
+            parts, s = [], state
+            for i in range(1, k + 1):
+                if i == k:
+                    ctl = control
+                elif explicit:  # on the line from the grasped nodes' positions to the caller's targets
+                    ctl = Control(state.t + i * h, state.x[g] + (i / k) * (control.grasp_targets - state.x[g]), g)
+                else:
+                    ctl = self.model.control(state.t + i * h)
+                sub, sub_info = self._attempt(s, ctl, h)
+                if self._needs_split(s, sub, sub_info):
+                    sub, sub_info = self._substeps(s, ctl, h, explicit, sub, sub_info, self.max_substep_depth)
+                sub.t = t_new if i == k else state.t + i * h
+                parts.append(sub_info)
+                s = sub
+                if not sub_info.residual <= self.divergence_residual:
+                    break
+            new = s
+            new.grasp_anchors = anchors
+            if k > 1:
+                new.step_index = state.step_index + 1
+                info = self._combine(parts)
+                info.residual = max(p.residual for p in parts)  # the divergence check sees every sub-step
+                info.t = t_new
+            else:
+                info = parts[0]
         if not info.residual <= self.divergence_residual:
             where = f"t = {t_new:.6g} s" if k == 1 else f"sub-step {len(parts)} of {k} (t = {s.t:.6g} s)"
             raise SimulationDiverged(
@@ -500,33 +654,27 @@ class Stepper:
         """One step of size dt to ``control`` (no substepping; wall_time not set)."""
         model = self._model
         t_new = state.t + dt
-        x0 = self.predict(state, control, dt)
-        cstats = None
-        held = state.held_edges
-        fast = None
-        if self.contact_solver is not None and model.has_contacts:
-            res, cstats = self.contact_solver.solve(model, state.x, x0, t_new, dt, state.contact_keys,
-                                                    held=state.held_edges)
-            held = cstats.held
-        else:
-            res, held, beyond = self.project_limited(x0, dt, state.factor_point, state.held_edges)
-            if beyond.size:
-                # edges beyond their stretch bound: continue from the fast projection with the limits
-                # as inequality rows of the contact QPs, which choose the edges to hold
-                fast = res
-                res, cstats = self.contact_solver.solve(model, state.x, fast.x, t_new, dt,
-                                                        state.contact_keys, held=held)
-                held = cstats.held
-                res.iterations += fast.iterations
-                cstats.factorizations += fast.factorizations
-                res.factor_point = fast.factor_point
+        with numerical_failures("the implicit-Euler prediction", t_new):
+            x0 = self.predict(state, control, dt)
+        with np.errstate(over="ignore", invalid="ignore"):
+            squares = float(np.einsum("ij,ij->", x0, x0))
+        if not np.isfinite(squares):  # the projection's constraints square lengths: they would overflow
+            size = np.abs(x0).max(axis=1)
+            bad = int(np.argmax(np.where(np.isfinite(size), size, np.inf)))
+            raise SimulationDiverged(
+                f"the unconstrained prediction overflowed at t = {t_new:.6g} s (node {bad} predicted at "
+                f"|x| = {size[bad]:.3g} m; dt = {dt:.3g} s, largest |v| = {float(np.abs(state.v).max()):.3g} m/s): "
+                "reduce dt or check the scene's values (gravity, virtual density, grasp motions)")
+        with numerical_failures("the constraint projection", t_new):
+            res, held, cstats = self._project_step(model, state, x0, t_new, dt)
         x = res.x
         relaxed, rel = False, None
         if self.membrane_relaxation is not None and res.status is SolveStatus.CONVERGED and np.isfinite(x).all():
-            rel = self.membrane_relaxation.relax(
-                model, state.x, x, t_new, dt,
-                collisions=getattr(cstats, "observation", None),
-                active_keys=cstats.active_keys if cstats is not None else None)
+            with numerical_failures("the membrane relaxation", t_new):
+                rel = self.membrane_relaxation.relax(
+                    model, state.x, x, t_new, dt,
+                    collisions=getattr(cstats, "observation", None),
+                    active_keys=cstats.active_keys if cstats is not None else None)
             x, relaxed = rel.x, rel.accepted
         if not np.isfinite(x).all():
             bad = int(np.flatnonzero(~np.isfinite(x).all(1))[0])
@@ -559,3 +707,27 @@ class Stepper:
         if self.area_diagnostics:
             self._shape.fill(info, x)
         return new, info
+
+    def _project_step(self, model, state: State, x0: np.ndarray, t_new: float, dt: float):
+        """The projection of the predicted positions x0 (n, 3) [m] of a step from ``state`` to t_new [s]:
+        (SolveResult, the held element edges, ContactStats or None)."""
+        cstats = None
+        held = state.held_edges
+        fast = None
+        if self.contact_solver is not None and model.has_contacts:
+            res, cstats = self.contact_solver.solve(model, state.x, x0, t_new, dt, state.contact_keys,
+                                                    held=state.held_edges)
+            held = cstats.held
+        else:
+            res, held, beyond = self.project_limited(x0, dt, state.factor_point, state.held_edges)
+            if beyond.size:
+                # edges beyond their stretch bound: continue from the fast projection with the limits
+                # as inequality rows of the contact QPs, which choose the edges to hold
+                fast = res
+                res, cstats = self.contact_solver.solve(model, state.x, fast.x, t_new, dt,
+                                                        state.contact_keys, held=held)
+                held = cstats.held
+                res.iterations += fast.iterations
+                cstats.factorizations += fast.factorizations
+                res.factor_point = fast.factor_point
+        return res, held, cstats
