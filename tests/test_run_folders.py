@@ -165,11 +165,11 @@ def test_a_run_writes_no_nan_or_inf_and_reads_its_diagnostics_back_exactly(base_
     assert _read_diag(old)[0]["min_gap"] == math.inf
 
 
-def test_summary_shows_unmeasured_values_as_na_and_names_a_damaged_file(base_run, tmp_path):
+def test_summary_prints_valid_json_and_names_a_damaged_file(base_run, tmp_path):
     r = runner.invoke(app, ["summary", str(base_run)])
     assert r.exit_code == 0, r.output
     shown = json.loads(r.stdout)
-    assert shown["video"] == "n/a" and shown["steps"] == 10
+    assert shown["video"] is None and shown["steps"] == 10
     folder = _damaged(base_run, tmp_path, lambda f: None)
     p = folder / "summary.json"
     old = json.loads(p.read_text())
@@ -177,7 +177,7 @@ def test_summary_shows_unmeasured_values_as_na_and_names_a_damaged_file(base_run
     r = runner.invoke(app, ["summary", str(folder)])
     assert r.exit_code == 0, r.output
     shown = json.loads(r.stdout, parse_constant=lambda c: pytest.fail(f"{c} printed"))
-    assert shown["real_time_factor"] == "n/a" and shown["max_residual"] == "n/a"
+    assert shown["real_time_factor"] is None and shown["max_residual"] is None
     for text, problem in (("NaN", "must hold a JSON object"), ("{oops", "cannot be read")):
         p.write_text(text)
         r = runner.invoke(app, ["summary", str(folder)])

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from isocloth.supervisor import Unresponsive, can_fork, supervised
+from isocloth.supervisor import ChildDied, Unresponsive, can_fork, supervised
 
 pytestmark = pytest.mark.skipif(not can_fork(), reason="runs in this process where fork is not available")
 
@@ -53,3 +53,44 @@ def test_results_and_exceptions_come_back_from_the_child():
     with pytest.raises(ValueError, match="bad scene value"):
         supervised(_fails)
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+
+
+def _dies() -> None:
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _interrupted_twice() -> str:
+    try:
+        os.kill(os.getpid(), signal.SIGTERM)  # as from the parent
+        time.sleep(60)
+    except KeyboardInterrupt:
+        os.kill(os.getpid(), signal.SIGTERM)  # the same signal from a batch system to the whole group
+        time.sleep(0.2)  # writing the partial results
+        return "saved"
+    return "not stopped"
+
+
+def _slow_to_save() -> str:
+    try:
+        time.sleep(60)
+    except KeyboardInterrupt:
+        time.sleep(60)  # responsive, but the writes take long
+    return "saved"
+
+
+def test_a_child_that_dies_is_named():
+    with pytest.raises(ChildDied, match="killed by another process or out of memory"):
+        supervised(_dies)
+
+
+def test_a_second_sigterm_does_not_cut_the_writes_of_the_first():
+    assert supervised(_interrupted_twice) == "saved"
+
+
+def test_a_third_ctrl_c_stops_a_child_at_once():
+    for delay in (0.5, 0.8, 1.1):
+        _ctrl_c_after(delay)
+    t = time.monotonic()
+    with pytest.raises(Unresponsive, match="third stop request"):
+        supervised(_slow_to_save)
+    assert time.monotonic() - t < 10

@@ -158,7 +158,18 @@ def _compiling_notice() -> None:
         typer.echo("compiling the numerical kernels (first run only; about a minute) ...", err=True)
 
 
-def _write_error(exc: OSError, folder) -> str:
+def _stopped(folder, reason: str):
+    """:func:`isocloth.runner.stopped_run_summary` of a run stopped from outside, or a named error when the
+    folder cannot be written."""
+    from isocloth.runner import stopped_run_summary
+
+    try:
+        return stopped_run_summary(folder, reason)
+    except OSError as exc:
+        _fail(_write_error(exc, folder))
+
+
+def _write_error(exc: OSError, folder, resumed: bool = False) -> str:
     """The message for an OSError of ``isocloth run``: a write error in the run ``folder`` (or one of its
     parents) names the folder and the fix by its cause (full disk, not writable, cannot be created); another
     path (a missing input) is named as it is."""
@@ -173,9 +184,12 @@ def _write_error(exc: OSError, folder) -> str:
     if not ours:  # a missing input named by the message (a resume folder without a checkpoint), another path
         return str(exc) if where is None else f"{where}: {exc.strerror or exc}"
     if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        fix = "the disk is full: free disk space, or choose another folder (on another disk) with --out, and run again"
+        fix = ("the disk is full: free disk space" + ("" if resumed else ", or choose another folder (on another disk) "
+                                                       "with --out,") + " and run again")
         if (Path(folder) / "checkpoint.npz").is_file():
             fix += f"; or free space and continue with: isocloth run --resume {folder}"
+    elif resumed:  # --resume writes into the run's own folder
+        fix = "make the run folder writable (or copy it elsewhere and resume the copy)"
     elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
         fix = "the folder is not writable: choose another folder with --out, or make this one writable"
     elif exc.errno == errno.ENOENT:
@@ -199,10 +213,10 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
         progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
     """Simulate a scene and write trajectory, diagnostics, checkpoint and video to a run folder."""
     from isocloth.mesh.mesh import MeshError
-    from isocloth.runner import resume_run, run_scene, stopped_run_summary
+    from isocloth.runner import resume_run, run_scene
     from isocloth.scenes.loader import SceneError, load_scene
     from isocloth.step.stepper import SimulationDiverged
-    from isocloth.supervisor import Unresponsive, supervised
+    from isocloth.supervisor import ChildDied, Unresponsive, supervised
 
     if resume is not None and scene is not None:
         _fail(f"--resume continues the folder's own scene; drop the scene argument {scene!r}")
@@ -230,13 +244,17 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
             summary = supervised(run_scene, sc, folder, progress=progress and sys.stderr.isatty(),
                                  render=None if video else False, on_warning=_warn_line)
     except Unresponsive as exc:
-        summary = stopped_run_summary(folder, f"interrupted: {exc}; the folder holds the last checkpoint")
+        summary = _stopped(folder, f"interrupted: {exc}; the folder holds the last checkpoint")
+    except ChildDied as exc:
+        _stopped(folder, f"stopped: {exc}")
+        _fail(f"{exc}; the frames up to its last checkpoint are in {folder}: continue with isocloth run --resume "
+              f"{folder}", 3)
     except (SceneError, MeshError) as exc:
         _fail(str(exc))
     except SimulationDiverged as exc:
         _fail(f"simulation diverged: {exc}\n  the frames before it, a checkpoint and summary.json are in {folder}", 3)
     except OSError as exc:  # read-only or full disk, a path through a file, a folder that cannot be created
-        _fail(_write_error(exc, folder))
+        _fail(_write_error(exc, folder, resumed=resume is not None))
     tol = summary.extra.get("tolerance", float("nan"))
     typer.echo(f"{'interrupted' if summary.interrupted else 'done'}: {summary.simulated_time:.3f} s simulated "
                f"in {summary.wall_time:.2f} s -> real-time factor {_rtf(summary.real_time_factor)}")
@@ -330,14 +348,13 @@ def _load_run(run_folder: Path):
 
 
 def _shown(value):
-    """A summary.json value as printed: numbers that were not measured (null, or NaN / inf of an older
-    file) as "n/a"."""
+    """A summary.json value as printed: the file's JSON, with NaN / inf of an older file as null."""
     if isinstance(value, dict):
         return {k: _shown(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_shown(v) for v in value]
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "n/a"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
     return value
 
 

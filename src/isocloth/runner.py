@@ -36,6 +36,7 @@ from isocloth.scenes.loader import (Scene, SceneError, apply_overrides, build_sc
                                     scene_obstacles)
 from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
+from isocloth.supervisor import GRACE
 
 __all__ = ["RunSummary", "run_scene", "resume_run", "speed_hints", "versions"]
 
@@ -358,6 +359,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     remove_temporaries(folder, RUN_FILES)  # left by a run killed while writing (kill -9)
+    if _state is None:  # a new run: a summary left by an earlier run in the folder is not this run's
+        (folder / "summary.json").unlink(missing_ok=True)
     dt = scene.dt
     out = scene.config.output
     save_every = _save_every(scene)
@@ -462,10 +465,11 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     return summary
 
 
-SLOW_STEP = 1.0
-"""A step that takes longer than this [s of wall time] is followed by a checkpoint: a process stopped
-during the next one (``isocloth run`` stops a run that does not answer Ctrl-C, see
-:mod:`isocloth.supervisor`) loses no computed step. The writes cost little beside such a step."""
+SLOW_STEP = GRACE
+"""A step that takes longer than this [s of wall time] is followed by a checkpoint. ``isocloth run`` kills
+a run whose interpreter does not answer Ctrl-C within :data:`isocloth.supervisor.GRACE` (the same 0.5 s),
+which only a step longer than that can cause: a run of such steps loses none when killed. The writes cost
+little beside such a step."""
 
 UNFINISHED = "unfinished: the process ended after the last checkpoint"
 """``RunSummary.stopped`` of the summary written with each checkpoint, which a complete,
@@ -517,14 +521,15 @@ def _signal_handlers(handlers: dict):
             signal.signal(sig, h)
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def _sigterm_as_interrupt():
     """SIGTERM (``timeout``, a batch system, ``kill``) ends the run like Ctrl-C: partial results,
     checkpoint and summary are written."""
-    return _signal_handlers({signal.SIGTERM: _interrupt})
+    from isocloth.supervisor import interrupt
+
+    handlers = {signal.SIGTERM: interrupt}
+    if signal.getsignal(signal.SIGINT) is not None:  # restored after the run (interrupt ignores it from then on)
+        handlers[signal.SIGINT] = signal.getsignal(signal.SIGINT)
+    return _signal_handlers(handlers)
 
 
 def _shielded():
@@ -535,7 +540,12 @@ def _shielded():
 def stopped_run_summary(folder: str | Path, reason: str) -> RunSummary:
     """The summary of a run whose process was stopped from outside (``isocloth.supervisor``): the one
     written with its last checkpoint, marked interrupted with ``reason``, written back to summary.json
-    (a folder without one, stopped before its first checkpoint, gets a summary of zero steps)."""
+    (a folder without one, stopped before its first checkpoint, gets a summary of zero steps).
+
+    Raises
+    ------
+    OSError
+        If summary.json cannot be written."""
     import json
 
     folder = Path(folder)

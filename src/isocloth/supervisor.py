@@ -31,7 +31,12 @@ HEARTBEAT = 0.05
 
 
 class Unresponsive(KeyboardInterrupt):
-    """The child did not answer a stop request within the grace time and was killed (SIGKILL)."""
+    """The child did not answer a stop request within the grace time, or the request was repeated
+    twice, and it was killed (SIGKILL)."""
+
+
+class ChildDied(RuntimeError):
+    """The child ended without a result (killed by another process, out of memory, a crash)."""
 
 
 def can_fork() -> bool:
@@ -50,7 +55,12 @@ def _streams_are_files() -> bool:
     return True
 
 
-def _interrupt(signum, frame):
+def interrupt(signum, frame):
+    """Signal handler that ends a computation like Ctrl-C (KeyboardInterrupt), once: further SIGINT
+    and SIGTERM are ignored from then on (a batch system signals the whole process group, and this
+    process's parent forwards the signal too), so that the partial results are written."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     raise KeyboardInterrupt
 
 
@@ -66,7 +76,7 @@ def _end_with_parent() -> None:
 
 def _child(conn, beat, fn, args, kwargs) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent forwards Ctrl-C as SIGTERM (once)
-    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGTERM, interrupt)
     _end_with_parent()
 
     def heartbeat() -> None:
@@ -94,12 +104,18 @@ def supervised(fn, *args, grace: float = GRACE, **kwargs):
     ``fn`` must end promptly on it (``isocloth.runner.run_scene`` does: it writes the partial results and
     returns an interrupted summary). Runs ``fn`` in this process where that is not possible (see the module).
 
+    A second request prints that the partial results are being written; a third kills the child at once.
+
     Raises
     ------
     Unresponsive
-        If the child's interpreter stayed silent for ``grace`` [s] after the stop request: it was killed.
-    RuntimeError
-        If the child ended without a result (killed by another process, out of memory).
+        If the child's interpreter stayed silent for ``grace`` [s] after the stop request, or at the third
+        request: it was killed.
+    ChildDied
+        If the child ended without a result (killed by another process, out of memory), or with an
+        exception that cannot be passed on.
+    KeyboardInterrupt and any other exception of ``fn``
+        Raised again here.
     """
     if not can_fork() or threading.current_thread() is not threading.main_thread() or not _streams_are_files():
         return fn(*args, **kwargs)
@@ -107,34 +123,22 @@ def supervised(fn, *args, grace: float = GRACE, **kwargs):
     beat = ctx.Value("d", time.monotonic(), lock=False)
     parent_conn, child_conn = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(child_conn, beat, fn, args, kwargs))
-    asked: list[float] = []
+    asked: list[float] = []  # times of the stop requests
 
     def stop(signum, frame) -> None:
-        if not asked:
-            asked.append(time.monotonic())
-            os.kill(proc.pid, signal.SIGTERM)
+        asked.append(time.monotonic())
+        if len(asked) == 1:
+            _signal_child(proc, signal.SIGTERM)
+        elif len(asked) == 2:
+            print("stopping: the partial results are being written; a third Ctrl-C stops at once (the steps since "
+                  "the last checkpoint are lost)", file=sys.stderr, flush=True)
 
     previous = {}
     try:
         proc.start()
         child_conn.close()
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-        while True:
-            if parent_conn.poll(HEARTBEAT):
-                try:
-                    kind, value = parent_conn.recv()
-                except EOFError:  # ended without a message
-                    kind, value = None, None
-                break
-            if not proc.is_alive():
-                kind, value = None, None
-                break
-            now = time.monotonic()
-            if asked and now - asked[0] > grace and now - beat.value > grace:
-                proc.kill()
-                raise Unresponsive(f"the run did not answer the stop request within {grace:g} s (a compiled routine "
-                                   "held Python's interpreter lock) and was killed")
-        proc.join()
+        kind, value = _wait(proc, parent_conn, beat, asked, grace)
     finally:
         if proc.is_alive():
             proc.kill()
@@ -144,4 +148,40 @@ def supervised(fn, *args, grace: float = GRACE, **kwargs):
         return value
     if kind == "error":
         raise value
-    raise RuntimeError(f"the run's process ended without a result (exit code {proc.exitcode})")
+    raise ChildDied(f"the run's process ended without a result (exit code {proc.exitcode}"
+                    + (": killed by another process or out of memory)" if proc.exitcode == -signal.SIGKILL else ")"))
+
+
+def _signal_child(proc, sig) -> None:
+    try:
+        os.kill(proc.pid, sig)
+    except ProcessLookupError:  # it has just ended
+        pass
+
+
+def _wait(proc, conn, beat, asked: list, grace: float):
+    """("ok" | "error" | None, value) from the child ``proc`` through ``conn``; kills it when its heartbeat
+    ``beat`` is older than ``grace`` [s] after the first stop request in ``asked``, or at the third.
+
+    Raises
+    ------
+    Unresponsive
+        When it killed the child.
+    """
+    while True:
+        if conn.poll(HEARTBEAT):
+            try:
+                return conn.recv()
+            except EOFError:  # ended without a message
+                return None, None
+            except Exception as exc:  # noqa: BLE001 - an exception that pickles but cannot be rebuilt
+                return "error", ChildDied(f"the run's process ended with an error that cannot be passed on ({exc})")
+        if not proc.is_alive():
+            return None, None
+        now = time.monotonic()
+        if len(asked) >= 3 or (asked and now - asked[0] > grace and now - beat.value > grace):
+            proc.kill()
+            why = ("a third stop request" if len(asked) >= 3 else
+                   f"no answer to the stop request within {grace:g} s (a compiled routine held Python's "
+                   "interpreter lock)")
+            raise Unresponsive(f"the run was killed after {why}")

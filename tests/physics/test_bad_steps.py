@@ -75,7 +75,8 @@ def _raising(exc):
 NUMERICAL = [np.linalg.LinAlgError("SVD did not converge"), FloatingPointError("overflow encountered"),
              ValueError("array must not contain infs or NaNs"), RuntimeError("Factor is exactly singular")]
 PROGRAMMING = [IndexError("index 7 is out of bounds"), KeyError("rows"), TypeError("unsupported operand"),
-               ValueError("operands could not be broadcast together"), RuntimeError("called before factorize()")]
+               ValueError("operands could not be broadcast together"), RuntimeError("called before factorize()"),
+               ValueError("grasp_targets must be finite")]  # an input check of the package, not a divergence
 
 
 @pytest.mark.parametrize("exc", NUMERICAL + PROGRAMMING, ids=lambda e: f"{type(e).__name__}:{e}")

@@ -91,10 +91,9 @@ class ImplicitEulerStepper:
     """No sub-steps (the runner's hints read it)."""
 
     MAX_SWEEPS = 5000
-    """Gauss–Seidel sweep cap of the contact solver. Li et al. 2018 §7 cap at 2000; the steps in which a
-    whole sheet lands and slides on the floor (the low-friction house of cards) need 3,000–4,500 sweeps of
-    :func:`~isocloth.solvers.nodal_contact.solve_primal` to reach the tolerance (benchmarks/RESULTS.md);
-    steps that converge earlier do not pay for the cap."""
+    """Gauss–Seidel sweep cap of the contact solver (Li et al. 2018 §7 cap at 2000). A step in which a
+    whole sheet slides on a body can need more to reach the tolerance (benchmarks/RESULTS.md); a step
+    stops at convergence, so only steps that do not converge run to the cap."""
 
     def __init__(self, model, forces: ElasticForces, *, dt: float = 0.01, tolerance: float = 1e-8) -> None:
         from isocloth.step.stepper import _check_dt

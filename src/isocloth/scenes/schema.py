@@ -11,6 +11,7 @@ seeds are integers >= 0; ``simulation.substeps`` is at most ``MAX_SUBSTEPS`` (10
 from __future__ import annotations
 
 import re
+import warnings
 from typing import Annotated, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
@@ -430,8 +431,8 @@ class SceneConfig(_Strict):
     """A whole scene. Unknown keys anywhere are errors (extra='forbid').
 
     Raises (as a validation error) for a ``[simulation]`` key other than ``ELASTIC_SIMULATION_KEYS``
-    set to a non-default value with ``[cloth] model = "elastic"`` (it would have no effect), and for
-    a grasp starting at or after the end of the scene (``simulation.duration``)."""
+    set to a non-default value with ``[cloth] model = "elastic"`` (it would have no effect); warns
+    (UserWarning) of a grasp starting at or after the end of the scene (``simulation.duration``)."""
 
     name: str
     description: str = ""
@@ -470,10 +471,10 @@ class SceneConfig(_Strict):
     def _grasps_start_in_time(self):
         end = self.simulation.duration
         for i, g in enumerate(self.grasps):
-            if g.start >= end:
-                raise ValueError(f"grasps.{i}.start = {g.start:g} s is not before the end of the scene "
-                                 f"(simulation.duration = {end:g} s): the grasp would never take its nodes; start "
-                                 "it earlier, lengthen the scene, or remove the grasp")
+            if g.start >= end:  # a warning: a scene shortened for a preview may end before its later grasps
+                warnings.warn(f"grasps.{i}.start = {g.start:g} s is not before the end of the scene "
+                              f"(simulation.duration = {end:g} s): the grasp never takes its nodes", UserWarning,
+                              stacklevel=2)
         return self
 
 

@@ -33,8 +33,10 @@ class SimulationDiverged(RuntimeError):
     """The state became non-finite (the message names the node and time) or the constraints could not be met."""
 
 
-_NUMERICAL_MESSAGE = re.compile(r"infs or nans|singular|positive definite|non-finite|not finite|must be finite"
-                                r"|did not converge", re.IGNORECASE)
+_NUMERICAL_MESSAGE = re.compile(r"infs or nans|singular matrix|matrix is singular|exactly singular"
+                                r"|not positive definite|did not converge", re.IGNORECASE)
+"""Messages of numpy, scipy and CHOLMOD for a failed factorization or solve (the package's own input
+checks, e.g. "must be finite", are not numerical failures)."""
 
 
 def _is_numerical_failure(exc: BaseException) -> bool:
@@ -46,7 +48,8 @@ def _is_numerical_failure(exc: BaseException) -> bool:
         return False
     if isinstance(exc, (np.linalg.LinAlgError, FloatingPointError, OverflowError)):
         return True
-    if type(exc).__module__.split(".")[0] in ("sksparse", "cholespy"):
+    if type(exc).__module__.split(".")[0] in ("sksparse", "cholespy") and type(exc).__name__.endswith(
+            "NotPositiveDefiniteError"):
         return True
     return isinstance(exc, (ValueError, RuntimeError)) and bool(_NUMERICAL_MESSAGE.search(str(exc)))
 
