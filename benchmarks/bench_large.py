@@ -84,7 +84,7 @@ def interrupt_delay(scene: Path, folder: Path, after: float) -> dict:
     if summary.is_file():
         s = json.loads(summary.read_text())
         ok["summary_says_interrupted"] = bool(s.get("interrupted"))
-        ok["stopped"] = "killed" if "did not answer" in str(s.get("stopped")) else s.get("stopped")
+        ok["stopped"] = "killed" if "was killed" in str(s.get("stopped")) else s.get("stopped")
         ok["steps"] = s.get("steps")
     try:
         import numpy as np
