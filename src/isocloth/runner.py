@@ -72,7 +72,7 @@ class RunSummary:
     max_edge_stretch : float, largest element-edge strain of any step (``StepInfo.edge_stretch_max``)
     interrupted : bool, stopped by Ctrl-C or SIGTERM (a checkpoint was written)
     stopped : str or None, why the run ended before its duration ("interrupted", or "diverged: " and
-        the reason; ``UNFINISHED`` in the summary written with each checkpoint while the run goes on);
+        the reason; ``UNFINISHED`` in the provisional summary written while the run goes on);
         None for a complete run
     extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`);
         for the elastic model "mean_step_split_s", the mean wall time per step [s] in "detection", "merge" and
@@ -378,14 +378,14 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
 
     diagnostics = _DiagnosticsFile(folder / "diagnostics.csv")
 
-    def checkpoint(complete: bool = False) -> None:
+    def checkpoint(complete: bool = False, provisional: bool = False) -> None:
         if complete:
             writer.close(complete=True)  # every frame into trajectory.npz (no last part to merge at once)
         else:
             writer.flush()
         diagnostics.write(diag_rows)
         state.save(folder / "checkpoint.npz")
-        if not complete:  # what the folder holds if the process ends before the next checkpoint
+        if provisional:  # what the folder says if the process is killed before the next one
             provisional = RunSummary(folder=folder, interrupted=True, stopped=UNFINISHED, extra=dict(summary.extra))
             _fill_summary(provisional, scene, state, diag_rows, wall, steps_here)
             atomic_write_text(folder / "summary.json", json_text(provisional.to_dict(), sort_keys=True))
@@ -409,7 +409,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     saved = state.step_index  # step of the last frame written
     diverged = None
     try:
-        checkpoint()  # the folder is a valid (resumable) run from the start
+        checkpoint(provisional=True)  # the folder is a valid (resumable) run from the start
         last_checkpoint = time.perf_counter()
         while state.step_index < total_steps:
             t0 = time.perf_counter()
@@ -423,9 +423,11 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                 writer.append(state.t, state.x, state.v)
                 saved = state.step_index
                 warned.report(state.t)
-            if (state.step_index % ckpt_every == 0 or time.perf_counter() - last_checkpoint > out.checkpoint_wall
-                    or step_wall > SLOW_STEP):
-                checkpoint()
+            # slow steps (the only ones a kill can interrupt, isocloth.supervisor) and wall-clock checkpoints
+            # also rewrite the provisional summary, whose totals cost O(steps)
+            late = time.perf_counter() - last_checkpoint > out.checkpoint_wall or step_wall > SLOW_STEP
+            if state.step_index % ckpt_every == 0 or late:
+                checkpoint(provisional=late)
                 last_checkpoint = time.perf_counter()
             bar.update(1)
             if progress and steps_here % 20 == 0:
@@ -472,8 +474,9 @@ which only a step longer than that can cause: a run of such steps loses none whe
 little beside such a step."""
 
 UNFINISHED = "unfinished: the process ended after the last checkpoint"
-"""``RunSummary.stopped`` of the summary written with each checkpoint, which a complete,
-interrupted or diverged run replaces: a folder whose process was killed says so."""
+"""``RunSummary.stopped`` of the summary written with the first checkpoint and with those that follow a slow
+step (``SLOW_STEP``) or come by wall-clock time, which a complete, interrupted or diverged run replaces: a
+folder whose process was killed says so."""
 
 
 def _fill_summary(summary: RunSummary, scene: Scene, state: State, diag_rows: list[dict], wall: float,
