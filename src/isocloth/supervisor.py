@@ -29,6 +29,10 @@ GRACE = 0.5
 HEARTBEAT = 0.05
 """Seconds between the child's heartbeats."""
 
+REAP = 0.2
+"""Seconds the parent waits for a child that has closed its pipe to end before it kills it (a child that
+died closes the pipe a moment before its exit code can be read)."""
+
 
 class Unresponsive(KeyboardInterrupt):
     """The child did not answer a stop request within the grace time, or the request was repeated
@@ -140,8 +144,11 @@ def supervised(fn, *args, grace: float = GRACE, **kwargs):
         previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
         kind, value = _wait(proc, parent_conn, beat, asked, grace)
     finally:
+        if proc.pid is not None:
+            proc.join(REAP)
         if proc.is_alive():
             proc.kill()
+            proc.join()
         for sig, h in previous.items():
             signal.signal(sig, h)
     if kind == "ok":
