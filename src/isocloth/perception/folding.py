@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CORNERS", "FOLD_CLASSES", "Fold", "FoldClass", "FoldSample", "flip_path", "sample_config",
-           "simulate_sample"]
+__all__ = ["CORNERS", "FOLD_CLASSES", "SEQUENCE_CONSTRAINT_MODE", "Fold", "FoldClass", "FoldSample", "flip_path",
+           "sample_config", "sequence_config", "simulate_sample"]
 
 SIDE = 1.0
 """Side of the square sheet [m] (thesis §7.4: 1 m × 1 m)."""
@@ -207,13 +207,15 @@ FOLD_CLASSES: tuple[FoldClass, ...] = (
 )
 
 
-def sample_config(sample: FoldSample, *, seed: int = 0, nodes: int = NODES, dt: float = 0.01) -> tuple[dict, float]:
+def sample_config(sample: FoldSample, *, seed: int = 0, nodes: int = NODES, dt: float = 0.01,
+                  constraint_mode: str = "inextensible") -> tuple[dict, float]:
     """The scene (a dict for :func:`isocloth.scenes.loader.config_from_dict`) of a sample's folds,
     and the time [s] at which its last grasp lets go. The sheet: 1 m square of ``nodes`` × ``nodes``
     nodes, triangles split along alternating diagonals (creases run along element edges in both
     diagonal directions; a quad mesh with the stretch-limited rows cannot crease along its quads'
-    diagonals and its folded corners spring back), light cotton, on a table (μ = 0.5) with self-collisions (τ0 = 5 mm, μ = 0.3), a 0.5 mm
-    random shape of ``seed``."""
+    diagonals and its folded corners spring back), light cotton, of ``constraint_mode`` ("inextensible" or
+    "quasi-inextensible", :data:`SEQUENCE_CONSTRAINT_MODE`), on a table (μ = 0.5) with self-collisions
+    (τ0 = 5 mm, μ = 0.3), a 0.5 mm random shape of ``seed``."""
     grasps, t = [], 0.05
     for fold in sample.folds:
         for corner, target in zip(fold.corners, fold.targets):
@@ -232,7 +234,8 @@ def sample_config(sample: FoldSample, *, seed: int = 0, nodes: int = NODES, dt: 
         name=f"fold-class-{sample.label}",
         description=f"folding database class {sample.label}",
         cloth=dict(mesh=dict(generator="rectangle", width=SIDE, height=SIDE, nx=nodes, ny=nodes, element="triangle"),
-                   fabric="light-cotton", placement=dict(translate=[0.0, 0.0, HEIGHT]),
+                   fabric="light-cotton", constraint_mode=constraint_mode,
+                   placement=dict(translate=[0.0, 0.0, HEIGHT]),
                    noise=dict(sigma=0.0005, seed=int(seed))),
         grasps=grasps,
         obstacles=[dict(type="plane", name="table", mu=0.5)],
@@ -323,6 +326,24 @@ def sequence_sample(name: str) -> FoldSample:
     return FoldSample(name, "", SEQUENCES[name], False, 0.0)
 
 
+SEQUENCE_CONSTRAINT_MODE = "quasi-inextensible"
+"""Constraint mode of the folding sequences' sheet: quasi-inextensible (thesis Definition 2: the shear rows F
+are left out, so the sheet shears a little, as far as its element edges' stretch limits allow; the thesis'
+Chapter 7 sheets allow a small amount of shear, §7.4.1). Fully inextensible, the 400-node sheet drags over
+the table instead of turning a flap about its fold line (docs/design/perception.md)."""
+
+
+def sequence_config(name: str, *, nodes: int = NODES, dt: float = 0.01) -> tuple[dict, float]:
+    """:func:`sample_config` of a sequence of :data:`SEQUENCES` with :data:`SEQUENCE_CONSTRAINT_MODE`.
+
+    Raises
+    ------
+    KeyError
+        If the name is not one of :data:`SEQUENCES`.
+    """
+    return sample_config(sequence_sample(name), nodes=nodes, dt=dt, constraint_mode=SEQUENCE_CONSTRAINT_MODE)
+
+
 def sequence_stages(name: str, times) -> np.ndarray:
     """(F,) int64: how many of the sequence's folds have turned their corners past the vertical
     (half of their motion) at each time (F,) [s] — the blocks of its distance matrix (thesis §7.4.1:
@@ -346,7 +367,7 @@ def simulate_sequence(name: str, *, fps: float = 10.0, nodes: int = NODES, dt: f
     """
     from isocloth.scenes.loader import build_scene, config_from_dict
 
-    config, _ = sample_config(sequence_sample(name), nodes=nodes, dt=dt)
+    config, _ = sequence_config(name, nodes=nodes, dt=dt)
     scene = build_scene(config_from_dict(config, name))
     every = max(int(round(1.0 / (fps * dt))), 1)
     state = scene.initial_state
