@@ -247,25 +247,3 @@ def test_isocloth_dgli_needs_a_run_or_a_database(tmp_path):
         r = CliRunner().invoke(app, args)
         assert r.exit_code == 2 and "give a run folder, or --database DIR" in r.output
 
-
-@pytest.mark.slow
-def test_sequence_one_folds_both_corners_without_dragging_the_sheet():
-    """Thesis §7.4.1, sequence I on a 16 × 16-node sheet (the 20 × 20 scene costs twice as much): each corner
-    lands near its target, the second on top of the first, and the corners that are not folded stay where they
-    lay. A sheet that cannot shear drags over the table instead (at 16 × 16 a far corner moves 16 cm and the
-    second flap ends under the first; at 20 × 20 the run diverges, docs/design/perception.md)."""
-    from isocloth.perception.folding import simulate_sequence
-
-    times, x, stages, mesh = simulate_sequence("fold-two-corners", nodes=16)
-    start, end = x[0], x[-1]
-
-    def node(corner):
-        return int(np.argmin(np.linalg.norm(start[:, :2] - np.asarray(CORNERS[corner]), axis=1)))
-
-    ll, ur = node("LL"), node("UR")
-    assert np.linalg.norm(end[ll, :2] - np.array([0.1, 0.1])) < 0.1
-    assert np.linalg.norm(end[ur, :2] - np.array([-0.1, -0.1])) < 0.1
-    assert end[ur, 2] > end[ll, 2] + 0.004  # the second flap lies over the first
-    for corner in ("LR", "UL"):
-        assert np.linalg.norm(end[node(corner), :2] - start[node(corner), :2]) < 0.02
-    assert stages[-1] == 2
