@@ -5,6 +5,7 @@ import pytest
 import scipy.sparse as sp
 
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
+from isocloth.solvers import friction
 from isocloth.solvers.friction import _local_disc, solve_disc_friction
 
 
@@ -46,6 +47,41 @@ def test_gauss_seidel_satisfies_coulomb_with_maximal_dissipation():
         assert_coulomb(out, mu, gamma)
         sticking += list(out.sticking)
     assert 0.1 < np.mean(sticking) < 0.9  # the problems mix sticking and sliding contacts
+
+
+def chain_problem(seed, c=40):
+    """Contacts joined by stiff springs (the compliance of a tridiagonal stiffness): the slips of
+    all contacts move together, as on a sheet resting on many contacts."""
+    rng = np.random.default_rng(seed)
+    n = 2 * c
+    K = np.diag(np.full(n, 2.0)) - np.diag(np.ones(n - 2), 2) - np.diag(np.ones(n - 2), -2)
+    D = np.linalg.inv(K + 1e-4 * np.eye(n))
+    s0 = rng.normal(size=(c, 2)) * 1e-3
+    mu = np.full(c, 0.5)
+    stop = np.linalg.norm(np.linalg.solve(D, -s0.ravel()).reshape(c, 2), axis=1)
+    return D, s0, np.zeros((c, 2)), mu, stop * rng.uniform(0.2, 3.0, c) / mu
+
+
+def test_strongly_coupled_contacts_are_solved_by_a_few_newton_steps(monkeypatch):
+    for seed in range(3):
+        D, s0, F0, mu, gamma = chain_problem(seed)
+        out = solve_disc_friction(D, s0, F0, mu, gamma, tolerance=1e-12)
+        assert out.converged and out.sweeps == friction.WARM_SWEEPS and out.newton_iterations <= 12
+        assert_coulomb(out, mu, gamma)
+        assert 0.2 < out.sticking.mean() < 0.95
+        with monkeypatch.context() as m:  # Gauss–Seidel alone: the same slips, after many sweeps
+            m.setattr(friction, "WARM_SWEEPS", 10**7)
+            gs = solve_disc_friction(D, s0, F0, mu, gamma, tolerance=1e-15, max_sweeps=10**7)
+        assert gs.converged and gs.newton_iterations == 0 and gs.sweeps > 30 * out.newton_iterations
+        np.testing.assert_allclose(out.slip, gs.slip, atol=1e-11)
+
+
+def test_gauss_seidel_goes_on_when_newton_stops_early(monkeypatch):
+    D, s0, F0, mu, gamma = chain_problem(0)
+    monkeypatch.setattr(friction, "NEWTON_ITERATIONS", 1)
+    out = solve_disc_friction(D, s0, F0, mu, gamma, tolerance=1e-12, max_sweeps=10**6)
+    assert out.converged and out.newton_iterations == 1 and out.sweeps > friction.WARM_SWEEPS
+    assert_coulomb(out, mu, gamma)
 
 
 def test_a_single_contact_sticks_or_slides_like_a_block_on_a_table():

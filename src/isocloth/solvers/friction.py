@@ -14,11 +14,20 @@ Remark 2.2.3; Li et al. 2018 §4.1) then says, per contact,
     ‖F_i‖ ≤ μ_i Γ_i,   and   s_i = 0 (stick)   or   F_i = −μ_i Γ_i s_i/‖s_i‖ (slide),
 
 which are the KKT conditions of the convex problem  min ½ (F − F0)ᵀ D (F − F0) + s0ᵀ(F − F0)
-over the discs ‖F_i‖ ≤ μ_i Γ_i. It is solved by block Gauss–Seidel over the contacts (Li et al.
+over the discs ‖F_i‖ ≤ μ_i Γ_i. It starts with block Gauss–Seidel over the contacts (Li et al.
 2018 Algorithm 1, on this dual form): each contact solves its local problem exactly with its 2×2
 diagonal block D_ii and the current slips of the others — stick if the force that stops the slip
 lies in the disc, otherwise the minimiser on the disc boundary (a 1-D secular equation, Newton's
-method as in Moré & Sorensen 1983).
+method as in Moré & Sorensen 1983). Gauss–Seidel converges linearly at a rate set by the coupling
+of the contacts; a sheet resting on many contacts couples them strongly. After a few sweeps the
+solve therefore switches to a semismooth Newton method on the natural map of the disc problem
+(Alart & Curnier 1991's projection form of Coulomb's law; Facchinei & Pang 2003 §7.5),
+
+    r(F) = F − P_{K(F)}(F − ρ s(F)) = 0,    ρ_i = 2/tr D_ii,
+
+with P_K the projection onto the discs (of radii μ_i Γ_i(F)), a dense Newton step on its generalised
+Jacobian and a backtracking line search on ½‖r‖²; it converges in a few steps where Gauss–Seidel
+needs hundreds. Should the line search stall, the Gauss–Seidel sweeps go on from the best iterate.
 
 :class:`FrictionImpulses` keeps the normal and friction impulses of one step of the contact
 projection per row key and sets up these problems for rows with barycentric weights
@@ -46,7 +55,9 @@ class FrictionResult:
     F : (c, 2) float64, friction impulses in each contact's tangent basis (same units as s/D)
     slip : (c, 2) float64, predicted slips s0 + D (F − F0) [m]
     sweeps : int, Gauss–Seidel sweeps done
-    converged : bool, largest slip change of the last sweep ≤ tolerance
+    newton_iterations : int, semismooth Newton steps done
+    converged : bool, the natural-map residual (in slip units, [m]) of the last Newton step, or the
+        largest slip change of the last sweep, ≤ tolerance
     sticking : (c,) bool, contacts strictly inside their disc
     gamma : (c,) float64, normal impulses predicted for F (= the given ones without normal_response)
     """
@@ -54,9 +65,16 @@ class FrictionResult:
     F: np.ndarray
     slip: np.ndarray
     sweeps: int
+    newton_iterations: int
     converged: bool
     sticking: np.ndarray
     gamma: np.ndarray
+
+
+#: Gauss–Seidel sweeps before the semismooth Newton method takes over (module docstring)
+WARM_SWEEPS = 20
+#: cap on the Newton steps; the line search usually ends them after a handful
+NEWTON_ITERATIONS = 40
 
 
 def solve_disc_friction(D, s0, F0, mu, gamma, *, normal_response=None, tolerance: float = 1e-10,
@@ -106,10 +124,82 @@ def solve_disc_friction(D, s0, F0, mu, gamma, *, normal_response=None, tolerance
     g = gamma.copy()
     eps = regularization * (float(np.abs(np.diag(D)).max()) if c else 0.0)
     sweeps, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
-                                   max_sweeps)
+                                   min(WARM_SWEEPS, max_sweeps))
+    converged = change <= tolerance
+    iterations = 0
+    if not converged and sweeps < max_sweeps:
+        x, iterations, converged = _semismooth_newton(D + eps * np.eye(2 * c), N, s0.ravel(), F0.ravel(),
+                                                      F.ravel(), mu, gamma, tolerance)
+        F = x.reshape(c, 2)
+        g = gamma + N @ (x - F0.ravel())
+    if not converged and sweeps < max_sweeps:  # Gauss–Seidel goes on (from Newton's best iterate)
+        more, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
+                                     max_sweeps - sweeps)
+        sweeps += more
+        converged = change <= tolerance
     slip = (s0.ravel() + D @ (F - F0).ravel()).reshape(c, 2)
     stick = np.linalg.norm(F, axis=1) < mu * np.maximum(g, 0.0) * (1 - 1e-9)
-    return FrictionResult(F, slip, int(sweeps), bool(change <= tolerance), stick, np.maximum(g, 0.0))
+    return FrictionResult(F, slip, int(sweeps), int(iterations), bool(converged), stick, np.maximum(g, 0.0))
+
+
+def _natural_map(x, D, N, s0, F0, mu, gamma, rho2):
+    """Residual r = x − P_K(z), z = x − ρ s(x), of the disc problem, with what its Jacobian needs."""
+    c = mu.size
+    dx = x - F0
+    g = gamma + N @ dx
+    R = mu * np.maximum(g, 0.0)
+    z = (x - rho2 * (s0 + D @ dx)).reshape(c, 2)
+    nz = np.sqrt(np.einsum("ij,ij->i", z, z))
+    outside = nz > R
+    scale = np.where(outside, R / np.where(outside, nz, 1.0), 1.0)
+    return x - (z * scale[:, None]).ravel(), z, nz, outside, scale, g
+
+
+def _semismooth_newton(D, N, s0, F0, x, mu, gamma, tolerance):
+    """Semismooth Newton on the natural map (module docstring), from x (2c,). Returns (F, steps,
+    converged); F = P_K(z) of the iterate with the smallest residual, inside the discs."""
+    c = mu.size
+    m = 2 * c
+    diag = np.diag(D)
+    rho = 1.0 / np.maximum(0.5 * (diag[0::2] + diag[1::2]), np.finfo(float).tiny)
+    rho2 = np.repeat(rho, 2)
+    dz_dx = (np.eye(m) - rho2[:, None] * D).reshape(c, 2, m)
+    coupled = bool(np.any(N))
+    eye2 = np.eye(2)
+    x = x.copy()
+    r, z, nz, outside, scale, g = _natural_map(x, D, N, s0, F0, mu, gamma, rho2)
+    for it in range(NEWTON_ITERATIONS + 1):
+        if (np.sqrt(np.einsum("ij,ij->i", r.reshape(c, 2), r.reshape(c, 2))) / rho).max() <= tolerance:
+            return x - r, it, True
+        if it == NEWTON_ITERATIONS:
+            break
+        # generalised Jacobian of P_K: I inside the disc, (R/‖z‖)(I − ẑẑᵀ) outside, plus ẑ ∂R/∂x
+        zh = z / np.where(nz > 0, nz, 1.0)[:, None]
+        B = np.broadcast_to(eye2, (c, 2, 2)).copy()
+        B[outside] = scale[outside, None, None] * (eye2 - zh[outside, :, None] * zh[outside, None, :])
+        JP = np.einsum("kij,kjm->kim", B, dz_dx)
+        if coupled:
+            w = mu * (outside & (g > 0))
+            JP += (zh * w[:, None])[:, :, None] * N[:, None, :]
+        J = np.eye(m) - JP.reshape(m, m)
+        try:
+            d = np.linalg.solve(J, -r)
+        except np.linalg.LinAlgError:
+            break
+        if not np.isfinite(d).all():
+            break
+        merit = r @ r
+        t = 1.0
+        while t >= 1e-4:
+            trial = _natural_map(x + t * d, D, N, s0, F0, mu, gamma, rho2)
+            if trial[0] @ trial[0] <= (1.0 - 1e-4 * t) * merit:
+                break
+            t *= 0.5
+        else:
+            break
+        x = x + t * d
+        r, z, nz, outside, scale, g = trial
+    return x - r, it, False
 
 
 @nb.njit(cache=True)
