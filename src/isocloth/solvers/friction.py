@@ -19,8 +19,8 @@ over the discs ‖F_i‖ ≤ μ_i Γ_i. It starts with block Gauss–Seidel over
 diagonal block D_ii and the current slips of the others — stick if the force that stops the slip
 lies in the disc, otherwise the minimiser on the disc boundary (a 1-D secular equation, Newton's
 method as in Moré & Sorensen 1983). Gauss–Seidel converges linearly at a rate set by the coupling
-of the contacts; a sheet resting on many contacts couples them strongly. After a few sweeps the
-solve therefore switches to a semismooth Newton method on the natural map of the disc problem
+of the contacts; a sheet resting on many contacts couples them strongly. With many contacts
+(``NEWTON_MIN_CONTACTS``) the solve therefore switches after a few sweeps to a semismooth Newton method on the natural map of the disc problem
 (Alart & Curnier 1991's projection form of Coulomb's law; Facchinei & Pang 2003 §7.5),
 
     r(F) = F − P_{K(F)}(F − ρ s(F)) = 0,    ρ_i = 2/tr D_ii,
@@ -75,6 +75,9 @@ class FrictionResult:
 WARM_SWEEPS = 20
 #: cap on the Newton steps; the line search usually ends them after a handful
 NEWTON_ITERATIONS = 40
+#: fewer contacts are left to Gauss–Seidel alone: its sweeps cost O(c²) each, cheap for a few contacts,
+#: while a Newton step factors a dense 2c × 2c matrix
+NEWTON_MIN_CONTACTS = 32
 
 
 def solve_disc_friction(D, s0, F0, mu, gamma, *, normal_response=None, tolerance: float = 1e-10,
@@ -121,22 +124,24 @@ def solve_disc_friction(D, s0, F0, mu, gamma, *, normal_response=None, tolerance
     if (mu < 0).any() or (gamma < 0).any():
         raise ValueError("friction coefficients μ and normal impulses Γ must be ≥ 0")
     F = F0.copy()
-    g = gamma.copy()
+    g = gamma.copy()  # the sweeps update the predicted normal impulses in place
     eps = regularization * (float(np.abs(np.diag(D)).max()) if c else 0.0)
+    newton = c >= NEWTON_MIN_CONTACTS
     sweeps, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
-                                   min(WARM_SWEEPS, max_sweeps))
+                                   min(WARM_SWEEPS, max_sweeps) if newton else max_sweeps)
     converged = change <= tolerance
     iterations = 0
-    if not converged and sweeps < max_sweeps:
+    if newton and not converged and sweeps < max_sweeps:
         x, iterations, converged = _semismooth_newton(D + eps * np.eye(2 * c), N, s0.ravel(), F0.ravel(),
                                                       F.ravel(), mu, gamma, tolerance)
         F = x.reshape(c, 2)
         g = gamma + N @ (x - F0.ravel())
-    if not converged and sweeps < max_sweeps:  # Gauss–Seidel goes on (from Newton's best iterate)
-        more, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
-                                     max_sweeps - sweeps)
-        sweeps += more
-        converged = change <= tolerance
+        if not converged:  # the line search stalled: Gauss–Seidel goes on from Newton's best iterate
+            g = gamma.copy()
+            more, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
+                                         max_sweeps - sweeps)
+            sweeps += more
+            converged = change <= tolerance
     slip = (s0.ravel() + D @ (F - F0).ravel()).reshape(c, 2)
     stick = np.linalg.norm(F, axis=1) < mu * np.maximum(g, 0.0) * (1 - 1e-9)
     return FrictionResult(F, slip, int(sweeps), int(iterations), bool(converged), stick, np.maximum(g, 0.0))
