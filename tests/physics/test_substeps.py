@@ -76,31 +76,6 @@ def test_substeps_with_a_caller_control_interpolate_the_targets():
     np.testing.assert_array_equal(s.x[model.grasp_nodes], ctl.grasp_targets)
 
 
-class _JumpsWhenSplit(Stepper):
-    """A stepper whose sub-steps (dt below its own) land implausibly far away (``StepInfo.jumped``)."""
-
-    def _advance(self, state, control, dt):
-        new, info = super()._advance(state, control, dt)
-        if dt < self.dt * (1 - 1e-9):
-            info.converged, info.jumped = False, True
-            info.residual = 0.0  # a jump can meet the constraints exactly
-            info.warnings.append("projection jumped")
-        return new, info
-
-
-def test_a_stalled_step_is_kept_rather_than_halves_whose_projection_jumped():
-    """A full step that stalled near the constraints beats halves with a smaller residual of which
-    one threw the cloth (``Stepper.JUMP_RATIO``)."""
-    model = _model()
-    kept = _JumpsWhenSplit(model, dt=0.01, contact_solver=_FailsAbove(0.001))
-    s, info = kept.step(model.initial_state())
-    assert not info.converged and not info.jumped and info.substeps == 1
-    assert not any("split" in w for w in info.warnings)
-    plain = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.001), max_substep_depth=0)
-    ref, _ = plain.step(model.initial_state())
-    np.testing.assert_array_equal(s.x, ref.x)  # the full step's state
-
-
 def test_disabled_substeps_keep_the_failed_step_with_its_warning():
     model = _model()
     st = Stepper(model, dt=0.01, contact_solver=_FailsAbove(0.001), max_substep_depth=0)

@@ -91,8 +91,6 @@ class StepInfo(ContactDiagnostics):
         failed contact step was split into halves (``Stepper.max_substep_depth``); iterations,
         factorizations and the other counts are summed over them
     membrane_relaxed : bool, the membrane relaxation ran and was kept (``Stepper.membrane_relaxation``)
-    jumped : bool, the projection of the step (or of a sub-step) landed implausibly far from the
-        predicted positions (``Stepper.JUMP_RATIO``); such a step counts as unconverged
     grasp_lag : float [m], largest distance between a grasped node and its target in the (sub-)steps
         that held the grasped nodes back where they were (their targets asked more than the
         inextensible cloth allows: ``Stepper`` takes such a step again with the nodes held in place);
@@ -116,7 +114,6 @@ class StepInfo(ContactDiagnostics):
     wall_time: float = 0.0
     substeps: int = 1
     membrane_relaxed: bool = False
-    jumped: bool = False
     grasp_lag: float = 0.0
     grasp_forces: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     warnings: list = field(default_factory=list)

@@ -547,11 +547,8 @@ class Stepper:
             parts.append(sub_info)
             s = sub
         ok = all(p.converged for p in parts)
-        if not ok and (info.converged or parts[-1].residual >= info.residual
-                       or (any(p.jumped for p in parts) and not info.jumped)):
-            # the halves did no better (a half whose projection jumped is worse than a full step
-            # that stalled near the constraints): keep the full step and its warning
-            return new, info
+        if not ok and (info.converged or parts[-1].residual >= info.residual):
+            return new, info  # the halves did no better: keep the full step and its warning
         s.step_index = state.step_index + 1
         out = self._combine(parts, failed=info)
         out.warnings = [w for p in parts for w in p.warnings if not w.startswith("split")]
@@ -567,7 +564,6 @@ class Stepper:
         out.substeps = sum(p.substeps for p in parts)
         out.converged = all(p.converged for p in parts)
         out.membrane_relaxed = all(p.membrane_relaxed for p in parts)
-        out.jumped = any(p.jumped for p in parts)
         out.grasp_lag = max(p.grasp_lag for p in parts)
         for f in ("iterations", "qp_iterations", "constraints_added", "constraints_removed", "factorizations",
                   "updates", "friction_solves", "friction_sweeps", "restarts", "detection_time"):
@@ -638,7 +634,6 @@ class Stepper:
         if far <= self.JUMP_RATIO * ref + floor or not self._satisfies_constraints(model, x_prev, t):
             return
         info.converged = False
-        info.jumped = True
         info.warnings.append(f"projection jumped ({far / max(ref, 1e-300):.3g} times farther from "
                              "the predicted positions than the previous ones)")
 
