@@ -48,11 +48,18 @@ def test_contact_scene_keeps_nodes_outside_obstacles_and_cloth_inextensible(name
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", CONTACT_SCENES)
+@pytest.mark.parametrize("name", [n for n in CONTACT_SCENES if n != "ipc-rotating-sphere"])
 def test_contact_scene_full_duration(name):
     sc, s, infos = run_checked(name, load_scene(name).duration, stride=1)
     contact = [i for i in infos if i.contact_count > 0]
     assert sum(i.converged for i in contact) >= 0.9 * len(contact)
+
+
+@pytest.mark.long
+def test_ipc_rotating_sphere_full_duration():
+    """As test_contact_scene_full_duration; about 5 minutes of stepping (its 3 s on 441 nodes turned by the
+    sphere's friction), outside the CI run's budget (the fast suite runs its first 0.2 s)."""
+    test_contact_scene_full_duration("ipc-rotating-sphere")
 
 
 # --- frictional cylinder (seed 000 §6.1, thesis §3.6.1) -----------------------------------------

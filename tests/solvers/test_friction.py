@@ -5,7 +5,6 @@ import pytest
 import scipy.sparse as sp
 
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
-from isocloth.solvers import friction
 from isocloth.solvers.friction import _local_disc, solve_disc_friction
 
 
@@ -47,60 +46,6 @@ def test_gauss_seidel_satisfies_coulomb_with_maximal_dissipation():
         assert_coulomb(out, mu, gamma)
         sticking += list(out.sticking)
     assert 0.1 < np.mean(sticking) < 0.9  # the problems mix sticking and sliding contacts
-
-
-def chain_problem(seed, c=40):
-    """Contacts joined by stiff springs (the compliance of a tridiagonal stiffness): the slips of
-    all contacts move together, as on a sheet resting on many contacts."""
-    rng = np.random.default_rng(seed)
-    n = 2 * c
-    K = np.diag(np.full(n, 2.0)) - np.diag(np.ones(n - 2), 2) - np.diag(np.ones(n - 2), -2)
-    D = np.linalg.inv(K + 1e-4 * np.eye(n))
-    s0 = rng.normal(size=(c, 2)) * 1e-3
-    mu = np.full(c, 0.5)
-    stop = np.linalg.norm(np.linalg.solve(D, -s0.ravel()).reshape(c, 2), axis=1)
-    return D, s0, np.zeros((c, 2)), mu, stop * rng.uniform(0.2, 3.0, c) / mu
-
-
-def sweeps_only(monkeypatch, *args, **kwargs):
-    with monkeypatch.context() as m:
-        m.setattr(friction, "NEWTON_MIN_CONTACTS", 10**9)
-        return solve_disc_friction(*args, **kwargs)
-
-
-@pytest.mark.parametrize("coupled", [False, True])
-def test_many_strongly_coupled_contacts_are_solved_by_a_few_newton_steps(monkeypatch, coupled):
-    """The Newton method reaches the solution the sweeps reach after hundreds of sweeps; with a
-    normal coupling ∂Γ/∂F, the same one (the radii are updated from Newton's solution)."""
-    for seed in range(3):
-        D, s0, F0, mu, gamma = chain_problem(seed)
-        N = None
-        if coupled:  # each friction impulse changes the normal impulses by up to 1 % of itself per contact
-            N = np.random.default_rng(seed).uniform(-0.01, 0.01, (len(mu), 2 * len(mu)))
-        out = solve_disc_friction(D, s0, F0, mu, gamma, normal_response=N, tolerance=1e-12)
-        assert out.converged and out.sweeps == friction.WARM_SWEEPS and 0 < out.newton_iterations <= 30
-        assert_coulomb(out, mu, out.gamma)
-        assert 0.2 < out.sticking.mean() < 0.95
-        gs = sweeps_only(monkeypatch, D, s0, F0, mu, gamma, normal_response=N, tolerance=1e-15, max_sweeps=10**7)
-        assert gs.converged and gs.newton_iterations == 0 and gs.sweeps > 10 * out.newton_iterations
-        np.testing.assert_allclose(out.slip, gs.slip, atol=1e-11)
-        np.testing.assert_allclose(out.gamma, gs.gamma, rtol=1e-8)
-
-
-def test_the_sweeps_go_on_when_newton_stops_early(monkeypatch):
-    D, s0, F0, mu, gamma = chain_problem(0)
-    monkeypatch.setattr(friction, "NEWTON_ITERATIONS", 1)
-    out = solve_disc_friction(D, s0, F0, mu, gamma, tolerance=1e-12, max_sweeps=10**6)
-    assert out.converged and out.sweeps > friction.WARM_SWEEPS
-    assert_coulomb(out, mu, gamma)
-    gs = sweeps_only(monkeypatch, D, s0, F0, mu, gamma, tolerance=1e-12, max_sweeps=10**6)
-    np.testing.assert_allclose(out.slip, gs.slip, atol=1e-10)
-
-
-def test_few_contacts_are_left_to_the_sweeps(monkeypatch):
-    D, s0, F0, mu, gamma = chain_problem(1, c=friction.NEWTON_MIN_CONTACTS - 1)
-    out = solve_disc_friction(D, s0, F0, mu, gamma, tolerance=1e-12, max_sweeps=10**6)
-    assert out.newton_iterations == 0 and out.sweeps > friction.WARM_SWEEPS and out.converged
 
 
 def test_a_single_contact_sticks_or_slides_like_a_block_on_a_table():

@@ -14,25 +14,11 @@ Remark 2.2.3; Li et al. 2018 §4.1) then says, per contact,
     ‖F_i‖ ≤ μ_i Γ_i,   and   s_i = 0 (stick)   or   F_i = −μ_i Γ_i s_i/‖s_i‖ (slide),
 
 which are the KKT conditions of the convex problem  min ½ (F − F0)ᵀ D (F − F0) + s0ᵀ(F − F0)
-over the discs ‖F_i‖ ≤ μ_i Γ_i. It starts with block Gauss–Seidel over the contacts (Li et al.
+over the discs ‖F_i‖ ≤ μ_i Γ_i. It is solved by block Gauss–Seidel over the contacts (Li et al.
 2018 Algorithm 1, on this dual form): each contact solves its local problem exactly with its 2×2
 diagonal block D_ii and the current slips of the others — stick if the force that stops the slip
 lies in the disc, otherwise the minimiser on the disc boundary (a 1-D secular equation, Newton's
-method as in Moré & Sorensen 1983). Gauss–Seidel converges linearly at a rate set by the coupling
-of the contacts, and a sheet resting on many contacts couples them strongly; with many contacts
-(``NEWTON_MIN_CONTACTS``) the solve switches after a few sweeps to a semismooth Newton method on
-the natural map of the disc problem (Alart & Curnier 1991's projection form of Coulomb's law;
-Facchinei & Pang 2003 §7.5),
-
-    r(F) = F − P_K(F − ρ s(F)) = 0,    ρ_i = 2/tr D_ii,
-
-P_K the projection onto the discs: a dense Newton step on its generalised Jacobian and a
-backtracking line search on ½‖r‖². With the normal coupling the radii μ_i Γ_i(F) depend on F and
-the problem can have several solutions, of which Gauss–Seidel follows the one nearest to the
-friction already applied; Newton therefore solves the convex problem with the radii frozen at the
-current normal impulses, which are then updated from its solution (a fixed-point iteration on the
-radii) until they no longer move the slips by more than the tolerance. Where this stalls, the
-sweeps go on.
+method as in Moré & Sorensen 1983).
 
 :class:`FrictionImpulses` keeps the normal and friction impulses of one step of the contact
 projection per row key and sets up these problems for rows with barycentric weights
@@ -60,9 +46,7 @@ class FrictionResult:
     F : (c, 2) float64, friction impulses in each contact's tangent basis (same units as s/D)
     slip : (c, 2) float64, predicted slips s0 + D (F − F0) [m]
     sweeps : int, Gauss–Seidel sweeps done
-    newton_iterations : int, semismooth Newton steps done (over all updates of the radii)
-    converged : bool, largest slip change of the last sweep ≤ tolerance, or, after Newton, its
-        natural-map residual and the slip change of the last update of the radii ≤ tolerance [m]
+    converged : bool, largest slip change of the last sweep ≤ tolerance
     sticking : (c,) bool, contacts strictly inside their disc
     gamma : (c,) float64, normal impulses predicted for F (= the given ones without normal_response)
     """
@@ -70,20 +54,9 @@ class FrictionResult:
     F: np.ndarray
     slip: np.ndarray
     sweeps: int
-    newton_iterations: int
     converged: bool
     sticking: np.ndarray
     gamma: np.ndarray
-
-
-#: problems with fewer contacts are left to Gauss–Seidel alone: its sweeps cost O(c²) each, cheap for
-#: a few contacts, while a Newton step factors a dense 2c × 2c matrix
-NEWTON_MIN_CONTACTS = 32
-#: Gauss–Seidel sweeps before the Newton method takes over
-WARM_SWEEPS = 20
-#: cap on the Newton steps for one set of radii, and on the updates of the radii
-NEWTON_ITERATIONS = 40
-RADIUS_UPDATES = 10
 
 
 def solve_disc_friction(D, s0, F0, mu, gamma, *, normal_response=None, tolerance: float = 1e-10,
@@ -130,101 +103,13 @@ def solve_disc_friction(D, s0, F0, mu, gamma, *, normal_response=None, tolerance
     if (mu < 0).any() or (gamma < 0).any():
         raise ValueError("friction coefficients μ and normal impulses Γ must be ≥ 0")
     F = F0.copy()
-    g = gamma.copy()  # the sweeps update the predicted normal impulses in place
+    g = gamma.copy()
     eps = regularization * (float(np.abs(np.diag(D)).max()) if c else 0.0)
-    newton = c >= NEWTON_MIN_CONTACTS
     sweeps, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
-                                   min(WARM_SWEEPS, max_sweeps) if newton else max_sweeps)
-    converged = change <= tolerance
-    iterations = 0
-    if newton and not converged and sweeps < max_sweeps:
-        x, g_new, iterations, converged = _newton_frozen_radii(D + eps * np.eye(2 * c), N, s0.ravel(), F0.ravel(),
-                                                               F.ravel(), mu, gamma, g, tolerance)
-        if converged:
-            F, g = x.reshape(c, 2), g_new
-        else:  # the sweeps go on from where they stopped
-            more, change = _gauss_seidel(D, N, s0.ravel().copy(), F0.ravel(), F.ravel(), mu, g, eps, tolerance,
-                                         max_sweeps - sweeps, False)
-            sweeps += more
-            converged = change <= tolerance
+                                   max_sweeps)
     slip = (s0.ravel() + D @ (F - F0).ravel()).reshape(c, 2)
     stick = np.linalg.norm(F, axis=1) < mu * np.maximum(g, 0.0) * (1 - 1e-9)
-    return FrictionResult(F, slip, int(sweeps), int(iterations), bool(converged), stick, np.maximum(g, 0.0))
-
-
-def _newton_frozen_radii(D, N, s0, F0, x, mu, gamma, g, tolerance):
-    """Newton on the disc problem with radii μ max(g, 0) frozen, then g ← Γ(F) and again, from x (2c,)
-    and the predicted normal impulses g (c,). Returns (F, g, Newton steps, converged)."""
-    scale = float(np.abs(np.diag(D)).max())  # slip per unit impulse: a change of radius as a slip
-    steps = 0
-    for _ in range(RADIUS_UPDATES):
-        x, k, ok = _semismooth_newton(D, s0, F0, x, mu * np.maximum(g, 0.0), tolerance)
-        steps += k
-        if not ok:
-            return x, g, steps, False
-        g_new = gamma + N @ (x - F0)
-        moved = float(np.abs(mu * (np.maximum(g_new, 0.0) - np.maximum(g, 0.0))).max()) * scale
-        g = g_new
-        if moved <= tolerance:  # onto the updated discs (moves no slip by more than the tolerance)
-            F = x.reshape(-1, 2)
-            R = mu * np.maximum(g, 0.0)
-            n = np.sqrt(np.einsum("ij,ij->i", F, F))
-            F = F * np.where(n > R, R / np.where(n > 0, n, 1.0), 1.0)[:, None]
-            return F.ravel(), g, steps, True
-    return x, g, steps, False
-
-
-def _natural_map(x, D, s0, F0, R, rho2):
-    """Residual r = x − P_K(z), z = x − ρ s(x), of the disc problem with radii R, and what its
-    Jacobian needs."""
-    c = R.size
-    z = (x - rho2 * (s0 + D @ (x - F0))).reshape(c, 2)
-    nz = np.sqrt(np.einsum("ij,ij->i", z, z))
-    outside = nz > R
-    shrink = np.where(outside, R / np.where(outside, nz, 1.0), 1.0)
-    return x - (z * shrink[:, None]).ravel(), z, nz, outside, shrink
-
-
-def _semismooth_newton(D, s0, F0, x, R, tolerance):
-    """Semismooth Newton on the natural map with radii R (c,) (module docstring), from x (2c,).
-    Returns (F, steps, converged); F = P_K(z) of the last iterate, inside the discs."""
-    c = R.size
-    m = 2 * c
-    diag = np.diag(D)
-    rho = 1.0 / np.maximum(0.5 * (diag[0::2] + diag[1::2]), np.finfo(float).tiny)
-    rho2 = np.repeat(rho, 2)
-    dz_dx = (np.eye(m) - rho2[:, None] * D).reshape(c, 2, m)
-    eye2 = np.eye(2)
-    r, z, nz, outside, shrink = _natural_map(x, D, s0, F0, R, rho2)
-    for it in range(NEWTON_ITERATIONS + 1):
-        r2 = r.reshape(c, 2)
-        if (np.sqrt(np.einsum("ij,ij->i", r2, r2)) / rho).max() <= tolerance:
-            return x - r, it, True
-        if it == NEWTON_ITERATIONS:
-            break
-        # generalised Jacobian of P_K: I inside a disc, (R/‖z‖)(I − ẑẑᵀ) outside
-        zh = z / np.where(nz > 0, nz, 1.0)[:, None]
-        B = np.broadcast_to(eye2, (c, 2, 2)).copy()
-        B[outside] = shrink[outside, None, None] * (eye2 - zh[outside, :, None] * zh[outside, None, :])
-        J = np.eye(m) - np.einsum("kij,kjm->kim", B, dz_dx).reshape(m, m)
-        try:
-            d = np.linalg.solve(J, -r)
-        except np.linalg.LinAlgError:
-            break
-        if not np.isfinite(d).all():
-            break
-        merit = r @ r
-        t = 1.0
-        while t >= 1e-4:
-            trial = _natural_map(x + t * d, D, s0, F0, R, rho2)
-            if trial[0] @ trial[0] <= (1.0 - 1e-4 * t) * merit:
-                break
-            t *= 0.5
-        else:
-            break
-        x = x + t * d
-        r, z, nz, outside, shrink = trial
-    return x - r, it, False
+    return FrictionResult(F, slip, int(sweeps), bool(change <= tolerance), stick, np.maximum(g, 0.0))
 
 
 @nb.njit(cache=True)
@@ -305,10 +190,9 @@ def _local_disc(D00, D01, D11, b0, b1, R, eps):
 
 
 @nb.njit(cache=True)
-def _gauss_seidel(D, N, s0, F0, F, mu, g, eps, tol, max_sweeps, fresh=True):
+def _gauss_seidel(D, N, s0, F0, F, mu, g, eps, tol, max_sweeps):
     """Block Gauss–Seidel on the disc problem; F and the predicted normal impulses g are updated
-    in place (``fresh``: g are the normal impulses at F0, else already those at F). Returns
-    (sweeps, last max change)."""
+    in place. Returns (sweeps, last max change)."""
     c = mu.shape[0]
     m = 2 * c
     r = s0.copy()  # current slips s0 + D (F − F0)
@@ -317,9 +201,8 @@ def _gauss_seidel(D, N, s0, F0, F, mu, g, eps, tol, max_sweeps, fresh=True):
         if dj != 0.0:
             for i in range(m):
                 r[i] += D[i, j] * dj
-            if fresh:
-                for i in range(c):
-                    g[i] += N[i, j] * dj
+            for i in range(c):
+                g[i] += N[i, j] * dj
     change = np.inf
     sweeps = 0
     while sweeps < max_sweeps:
