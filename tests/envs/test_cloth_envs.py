@@ -337,22 +337,6 @@ def test_garmentlift_starts_from_the_shirt_lying_on_the_table():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("seed, randomize", [(0, False), (1, True), (2, True)])
-def test_one_pick_and_place_hangs_the_sheet_over_the_bar(seed, randomize):
-    """The sheet's middle carried over the bar and let go 10 cm above it hangs there by itself. (Not
-    on every draw: on some the sheet slid off to one side.)"""
-    from isocloth.envs import ClothHangEnv
-
-    env = ClothHangEnv(randomize=randomize)
-    env.reset(seed=seed)
-    bx = env.task.bar[0]
-    _, reward, _, truncated, info = env.step(np.array([0.0, 0.0, bx / env.workspace, 0.0], dtype=np.float32))
-    assert not truncated and info["is_success"], (reward, info)
-    _, reward, _, _, info = env.step(np.array([0.99, 0.99, 0.99, 0.99], dtype=np.float32))  # picks nothing: waits
-    assert info["is_success"] and reward >= 0.85
-
-
-@pytest.mark.slow
 def test_garmentlift_checker_and_two_grippers_lifting_the_shoulders():
     from isocloth.envs import GarmentLiftEnv
 

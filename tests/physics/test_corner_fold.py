@@ -3,17 +3,24 @@ of the folding sequences of Coltraro et al. thesis §7.4.1): the grasp turns the
 fold line and releases it 90 % of the way round; the flap falls onto the sheet.
 
 The lifted flap weighs a few tenths of a newton and the table's friction resists at most μ m g
-(0.8 N for this sheet): a gripper folding it feels about a newton. So it is on a triangle mesh, and
-on a frictionless table. On the 10 × 10 quad mesh with friction the fold's crease runs across the
-quads' diagonals, which quads whose edges keep their lengths (the stretch-limited rows) cannot
-bend along: the flap stays a stiff plate, the descending grasp drives it into the table (the
-table's normal force rises with the grasp's push, friction holds its foot), the grasp force grows
-to about 90 N with edges 4 % beyond their stretch bound, and the released corner is thrown at
-tens of metres per second. A strict expected failure until quads can crease along their diagonals."""
+(0.8 N for this sheet): a gripper folding it feels about a newton. So it is on a triangle mesh, with
+and without friction. Where the corner lands is measured in the frame of the sheet's unfolded part
+(a rigid fit to the nodes more than 0.8 m from the corner): without friction the whole sheet slides
+on the table as the flap is turned.
+
+On the 10 × 10 quad mesh the fold's crease runs across the quads' diagonals, which quads whose edges
+keep their lengths (the stretch-limited rows) cannot bend along: the flap stays a stiff plate. With
+friction the descending grasp drives it into the table (the table's normal force rises with the
+grasp's push, friction holds its foot), the grasp force grows to about 90 N with edges 4 % beyond
+their stretch bound, and the released corner is thrown at tens of metres per second; without
+friction the sheet slides away from the grasp (about 0.33 m) and the flap springs back flat, the
+corner 0.56 m from its target in the sheet's frame. Strict expected failures until quads can crease
+along their diagonals."""
 
 import numpy as np
 import pytest
 
+from isocloth.mesh.generators import rectangle
 from isocloth.scenes.loader import build_scene, config_from_dict
 
 pytestmark = pytest.mark.slow
@@ -57,15 +64,26 @@ def _fold(mu: float, element: str = "quad"):
     return force, speed, state.x
 
 
+def _in_sheet_frame(x):
+    """The corner node's final position (3,) [m] in the frame of the sheet's unfolded part: the rigid
+    motion that takes the nodes more than 0.8 m from the corner back to their start, applied to it."""
+    from scipy.spatial.transform import Rotation
+
+    x0 = rectangle(1.0, 1.0, 10, 10).vertices
+    far = np.linalg.norm(x0[:, :2] - x0[0, :2], axis=1) > 0.8
+    rotation, _ = Rotation.align_vectors(x0[far] - x0[far].mean(axis=0), x[far] - x[far].mean(axis=0))
+    return rotation.apply(x[0] - x[far].mean(axis=0)) + x0[far].mean(axis=0)
+
+
 def _check(force, speed, x):
     assert force < 3.0, f"peak grasp force {force:.3g} N"
     assert speed < 3.0, f"released corner thrown at {speed:.3g} m/s"
-    corner = x[0]
-    assert np.hypot(*(corner[:2] + 0.1)) < 0.15 and corner[2] < 0.03, f"corner ended at {corner}"
+    corner = _in_sheet_frame(x)
+    assert np.hypot(*(corner[:2] + 0.1)) < 0.15 and corner[2] < 0.03, f"corner ended at {corner} (sheet frame)"
 
 
-def test_a_corner_folded_on_a_frictionless_table_lands_on_the_sheet():
-    _check(*_fold(mu=0.0))
+def test_a_corner_of_a_triangle_mesh_folded_on_a_frictionless_table_lands_on_the_sheet():
+    _check(*_fold(mu=0.0, element="triangle"))
 
 
 def test_a_corner_of_a_triangle_mesh_folded_on_a_table_with_friction_lands_on_the_sheet():
@@ -77,3 +95,9 @@ def test_a_corner_of_a_triangle_mesh_folded_on_a_table_with_friction_lands_on_th
                    "corner is thrown at > 20 m/s")
 def test_a_corner_of_a_quad_mesh_folded_on_a_table_with_friction_lands_on_the_sheet():
     _check(*_fold(mu=0.5))
+
+
+@pytest.mark.xfail(strict=True, reason="quads with inextensible edges cannot crease along their diagonals: on a "
+                   "frictionless table the sheet slides away from the grasp and the flap springs back flat")
+def test_a_corner_of_a_quad_mesh_folded_on_a_frictionless_table_lands_on_the_sheet():
+    _check(*_fold(mu=0.0))

@@ -1,5 +1,6 @@
 """Folding motions of a square sheet lying on a table and the twelve cloth-state classes of the
-folding database (Coltraro et al. thesis §7.4.1–7.4.2), simulated with the inextensible cloth model.
+folding database (Coltraro et al. thesis §7.4.1–7.4.2), simulated with the quasi-inextensible cloth model
+(a little shear, as the thesis' Chapter 7 sheets).
 
 A fold turns grasped corners over about their fold lines: each corner follows a half circle about
 the perpendicular bisector of corner → target (the motion that keeps it at the same distance from
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["CORNERS", "FOLD_CLASSES", "SEQUENCE_CONSTRAINT_MODE", "Fold", "FoldClass", "FoldSample", "flip_path",
+__all__ = ["CONSTRAINT_MODE", "CORNERS", "FOLD_CLASSES", "Fold", "FoldClass", "FoldSample", "flip_path",
            "sample_config", "sequence_config", "simulate_sample"]
 
 SIDE = 1.0
@@ -43,6 +44,13 @@ PAUSE = 0.3
 
 SETTLE = 0.6
 """Time [s] after the last release (and after turning the sheet over) before the state is taken."""
+
+CONSTRAINT_MODE = "quasi-inextensible"
+"""Constraint mode of every folded sheet, the database's and the sequences': quasi-inextensible (thesis
+Definition 2: the shear rows F are left out, so the sheet shears a little, as far as its element edges'
+stretch limits allow; the thesis' Chapter 7 sheets allow a small amount of shear, §7.4.1). Fully
+inextensible, the 400-node sheet drags over the table instead of turning a flap about its fold line
+(docs/design/perception.md)."""
 
 
 def flip_path(corner, target, *, waypoints: int = 8, stop: float = 0.9, slack: float = 0.04) -> np.ndarray:
@@ -207,15 +215,13 @@ FOLD_CLASSES: tuple[FoldClass, ...] = (
 )
 
 
-def sample_config(sample: FoldSample, *, seed: int = 0, nodes: int = NODES, dt: float = 0.01,
-                  constraint_mode: str = "inextensible") -> tuple[dict, float]:
+def sample_config(sample: FoldSample, *, seed: int = 0, nodes: int = NODES, dt: float = 0.01) -> tuple[dict, float]:
     """The scene (a dict for :func:`isocloth.scenes.loader.config_from_dict`) of a sample's folds,
     and the time [s] at which its last grasp lets go. The sheet: 1 m square of ``nodes`` × ``nodes``
     nodes, triangles split along alternating diagonals (creases run along element edges in both
     diagonal directions; a quad mesh with the stretch-limited rows cannot crease along its quads'
-    diagonals and its folded corners spring back), light cotton, of ``constraint_mode`` ("inextensible" or
-    "quasi-inextensible", :data:`SEQUENCE_CONSTRAINT_MODE`), on a table (μ = 0.5) with self-collisions
-    (τ0 = 5 mm, μ = 0.3), a 0.5 mm random shape of ``seed``."""
+    diagonals and its folded corners spring back), light cotton, :data:`CONSTRAINT_MODE`, on a table
+    (μ = 0.5) with self-collisions (τ0 = 5 mm, μ = 0.3), a 0.5 mm random shape of ``seed``."""
     grasps, t = [], 0.05
     for fold in sample.folds:
         for corner, target in zip(fold.corners, fold.targets):
@@ -234,7 +240,7 @@ def sample_config(sample: FoldSample, *, seed: int = 0, nodes: int = NODES, dt: 
         name=f"fold-class-{sample.label}",
         description=f"folding database class {sample.label}",
         cloth=dict(mesh=dict(generator="rectangle", width=SIDE, height=SIDE, nx=nodes, ny=nodes, element="triangle"),
-                   fabric="light-cotton", constraint_mode=constraint_mode,
+                   fabric="light-cotton", constraint_mode=CONSTRAINT_MODE,
                    placement=dict(translate=[0.0, 0.0, HEIGHT]),
                    noise=dict(sigma=0.0005, seed=int(seed))),
         grasps=grasps,
@@ -326,22 +332,15 @@ def sequence_sample(name: str) -> FoldSample:
     return FoldSample(name, "", SEQUENCES[name], False, 0.0)
 
 
-SEQUENCE_CONSTRAINT_MODE = "quasi-inextensible"
-"""Constraint mode of the folding sequences' sheet: quasi-inextensible (thesis Definition 2: the shear rows F
-are left out, so the sheet shears a little, as far as its element edges' stretch limits allow; the thesis'
-Chapter 7 sheets allow a small amount of shear, §7.4.1). Fully inextensible, the 400-node sheet drags over
-the table instead of turning a flap about its fold line (docs/design/perception.md)."""
-
-
 def sequence_config(name: str, *, nodes: int = NODES, dt: float = 0.01) -> tuple[dict, float]:
-    """:func:`sample_config` of a sequence of :data:`SEQUENCES` with :data:`SEQUENCE_CONSTRAINT_MODE`.
+    """:func:`sample_config` of a sequence of :data:`SEQUENCES`.
 
     Raises
     ------
     KeyError
         If the name is not one of :data:`SEQUENCES`.
     """
-    return sample_config(sequence_sample(name), nodes=nodes, dt=dt, constraint_mode=SEQUENCE_CONSTRAINT_MODE)
+    return sample_config(sequence_sample(name), nodes=nodes, dt=dt)
 
 
 def sequence_stages(name: str, times) -> np.ndarray:
