@@ -24,19 +24,13 @@ def _episode(seed: int) -> dict:
     return out
 
 
-def test_one_pick_and_place_hangs_the_sheet_over_the_bar_on_some_draws():
+def test_one_pick_and_place_hangs_the_sheet_over_the_bar_on_some_draws_and_never_diverges():
     """Which draws hang is chaotic (the sheet's landing on the bar, in the friction solution): on one
-    machine the three draws tried hung; on another (2026-11-28) draws 2, 5, 6 and 7 of 0–7 hung, 0 and 1
-    diverged while the sheet slid over the bar, 3 and 4 slid off. So: some draw hangs the sheet, and
-    every episode ends as one of hanging (reward ≥ 0.85), slid off (reward < 0.5) or truncated with
-    the divergence named."""
+    machine the three draws tried hung; on another (2026-11-28) draws 2, 6 and 7 of 0–7 hang, the others
+    slide off. With sub-steps down to dt/8 draws 0 and 1 diverged there while the sheet snapped over the
+    bar at up to 5 m/s (Stepper.max_substep_depth, now dt/32)."""
     episodes = {seed: _episode(seed) for seed in SEEDS}
+    assert not any(e["truncated"] for e in episodes.values()), episodes
     hanging = [s for s, e in episodes.items() if e["hangs"]]
     assert len(hanging) >= 1, episodes
-    for seed, e in episodes.items():
-        if e["hangs"]:
-            assert e["reward"] >= 0.85, (seed, e)
-        elif e["truncated"]:
-            assert e["diverged"].startswith("constraint residual"), (seed, e)
-        else:
-            assert e["reward"] < 0.5, (seed, e)
+    assert all(episodes[s]["reward"] >= 0.85 for s in hanging), episodes

@@ -221,7 +221,7 @@ class Stepper:
     max_substep_depth : int
         When a step with contacts or collisions does not converge (the linearised QPs cycle, e.g.
         a stick sweeping 2 cm per step through a coarse sheet), it is redone as two half steps,
-        recursively down to dt / 2**max_substep_depth (default 3: dt/8); the returned state is
+        recursively down to dt / 2**max_substep_depth (default 5: dt/32); the returned state is
         still at t + dt and ``StepInfo.substeps`` says how many steps it took. 0 disables it.
         A step that fails at the finest level is kept with its warning (the smallest residual of
         the attempts), never replaced by a diverging one. A failed step whose grasp targets pull
@@ -261,7 +261,7 @@ class Stepper:
 
     def __init__(self, model, *, dt: float = 0.01, solver: SolverProjection | None = None,
                  contact_solver=None, area_diagnostics: bool = True, blas_threads: int | None = 1,
-                 max_substep_depth: int = 3, divergence_residual: float = 0.5,
+                 max_substep_depth: int = 5, divergence_residual: float = 0.5,
                  max_area_error_jump: float | None = None,
                  membrane_relaxation=None, substeps: int = 1) -> None:
         _check_dt(dt)
