@@ -97,13 +97,14 @@ def _hanging_flap(runs) -> list[str]:
 
 
 def test_free_corner_falls_and_the_sheet_folds_diagonally(runs):
+    flap = set(_hanging_flap(runs))
     for name, r in runs.items():
         c, c0 = r["corner"], r["corner_start"]
         assert c0[2] - c[2] > 0.5 and c[2] < -0.5, name  # no locking: the corner falls > 50 cm
         # diagonal fold: the corner ends below the diagonal, near the symmetry line x = y, in the
         # hanging flap or the stiffer, less symmetric equilibrium (|x − y| 1.1–4.3 cm over the runs of
         # _hanging_flap's note)
-        assert abs(c[0] - c[1]) < 0.06 and np.all(np.abs(c[:2]) < 0.3), name
+        assert abs(c[0] - c[1]) < (0.04 if name in flap else 0.06) and np.all(np.abs(c[:2]) < 0.3), name
         assert r["late_motion"] < 0.01, name  # at (near) equilibrium: < 1 cm in the last 0.25 s
 
 
