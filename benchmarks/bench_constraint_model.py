@@ -1,11 +1,14 @@
-"""The two constraint models side by side: thesis-nodal vs stretch-limited (isocloth.fem.stretch_limits).
+"""The constraint models side by side: thesis-nodal, stretch-limited (isocloth.fem.stretch_limits) and
+nonconforming (isocloth.fem.nonconforming).
 
 For each scene both models run in the same process, alternating (``--repeats`` rounds), and the
 script prints one Markdown row per run: CPU time per simulated second and real-time factor
-(process CPU time, area diagnostics included), projection iterations per step, and the fidelity
-measures taken at every step: peak edge stretch (element edges, len/rest − 1), mean and largest
-element area error (thesis eq. 2.24) and total area error (eq. 2.23), the deepest penetration into
-an obstacle, and unconverged steps. The CPU ratio is each run / the bare thesis-nodal run of the
+(process CPU time, area diagnostics included), unknowns (3 per node or edge midpoint) and constraint
+rows, projection iterations and factorizations per step, and the fidelity measures taken at every
+step on the cloth surface (the ghost surface of the nonconforming model): peak edge stretch (element
+edges, len/rest − 1), mean and largest element area error (thesis eq. 2.24) and total area error
+(eq. 2.23), the deepest penetration of a surface vertex into an obstacle, and unconverged steps; for
+the nonconforming model also the largest strain of an element's own edges (its rows). The CPU ratio is each run / the bare thesis-nodal run of the
 same round. Scenes that once needed per-scene options with the thesis' rows (membrane
 stabilisation, area-error substepping) also run with those options,
 "thesis-nodal + options" (``OPTIONS``), the settings the stretch-limited default replaces.
@@ -36,6 +39,8 @@ from _common import configure_threads  # noqa: E402
 THREADS = configure_threads()
 
 import argparse  # noqa: E402
+
+import numpy as np  # noqa: E402
 
 
 from _common import print_machine, run_timed, sheet_config  # noqa: E402
@@ -85,18 +90,24 @@ def measure(name: str, model: str, duration: float, options: bool = False) -> di
     st, s = sc.stepper, sc.initial_state
     s, _ = st.step(s)  # warm-up (numba compilation, factor patterns): not timed
     out = dict(stretch=0.0, mean=0.0, largest=0.0, total=0.0, penetration=0.0, unconverged=0, steps=0,
-               iterations=0)
+               iterations=0, factorizations=0, element=float("nan"), unknowns=3 * sc.model.node_count,
+               rows=sc.model.constraint_count)
+    nc = sc.model.nonconforming
 
     def observe(s, info):
         out["steps"] += 1
         out["iterations"] += info.iterations
+        out["factorizations"] += info.factorizations or 0
+        if nc is not None:
+            out["element"] = np.nanmax([out["element"], float(np.abs(nc.element_strain(s.x)).max())])
         out["unconverged"] += not info.converged
         out["stretch"] = max(out["stretch"], info.edge_stretch_max)
         out["mean"] = max(out["mean"], info.area_error_mean)
         out["largest"] = max(out["largest"], info.area_error_max)
         out["total"] = max(out["total"], info.area_error_total)
+        x = sc.model.surface_positions(s.x)
         for obs in sc.model.obstacles:
-            out["penetration"] = max(out["penetration"], -float(obs.signed_distance(s.x, s.t).min()))
+            out["penetration"] = max(out["penetration"], -float(obs.signed_distance(x, s.t).min()))
 
     s, cpu, out["status"] = run_timed(st, s, sc.duration, observe)
     out["simulated"] = s.t - sc.dt
@@ -117,15 +128,16 @@ def main() -> None:
     args = ap.parse_args()
     print_machine(THREADS)
     print()
-    print("| scene | model | CPU s / sim s | RTF | its/step | peak edge stretch | mean elem. area err. | "
-          "largest elem. err. | total area err. | penetration [mm] | unconverged | CPU ratio |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| scene | model | unknowns | rows | CPU s / sim s | RTF | its/step | factorizations/step | peak edge stretch | "
+          "mean elem. area err. | largest elem. err. | total area err. | element rows | penetration [mm] | "
+          "unconverged | CPU ratio |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, duration in SCENES.items():
         if args.only and name not in args.only:
             continue
         duration = duration / 5 if args.quick else duration
         runs = [("thesis-nodal", False)] + ([("thesis-nodal", True)] if name in OPTIONS else []) + \
-            [("stretch-limited", False)]
+            [("stretch-limited", False), ("nonconforming", False)]
         for _ in range(args.repeats):
             base = None
             for model, options in runs:
@@ -133,9 +145,12 @@ def main() -> None:
                 per = r["cpu"] / max(r["simulated"], 1e-12)
                 base = per if base is None else base
                 label = model + (" + options" if options else "") + ("" if r["status"] == "ok" else f" [{r['status']}]")
-                print(f"| {name} | {label} | {per:.3f} | {1 / per:.2f}× | {r['iterations'] / max(r['steps'], 1):.2f} | "
+                steps = max(r["steps"], 1)
+                element = "" if np.isnan(r["element"]) else f"{100 * r['element']:.3f} %"
+                print(f"| {name} | {label} | {r['unknowns']} | {r['rows']} | {per:.3f} | {1 / per:.2f}× | "
+                      f"{r['iterations'] / steps:.2f} | {r['factorizations'] / steps:.2f} | "
                       f"{100 * r['stretch']:.2f} % | {100 * r['mean']:.2f} % | {100 * r['largest']:.1f} % | "
-                      f"{100 * r['total']:.3f} % | {1000 * r['penetration']:.3f} | {r['unconverged']} | "
+                      f"{100 * r['total']:.3f} % | {element} | {1000 * r['penetration']:.3f} | {r['unconverged']} | "
                       f"{per / base:.2f} |", flush=True)
 
 

@@ -366,12 +366,16 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     save_every = _save_every(scene)
     ckpt_every = max(1, int(round(out.checkpoint_every / dt)))
     total_steps = int(round(scene.duration / dt))
-    mesh = scene.model.mesh
+    mesh, surface = scene.model.surface_mesh, scene.model.surface_positions
     writer = TrajectoryWriter(folder, mesh.triangles, mesh.quads, _metadata(scene, save_every), flush_every=0)
+
+    def write_frame(state: State) -> None:  # frames hold the cloth surface (the ghost of the nonconforming model)
+        writer.append(state.t, surface(state.x), surface(state.v))
+
     state = scene.initial_state.copy() if _state is None else _state
     diag_rows: list[dict] = list(_diag_rows or [])
     if _frames is None:
-        writer.append(state.t, state.x, state.v)
+        write_frame(state)
     else:
         for t, x, v in _frames:
             writer.append(t, x, v)
@@ -420,7 +424,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
             diag_rows.append(info.as_row())
             warned.add(info.warnings)
             if state.step_index % save_every == 0 or state.step_index == total_steps:
-                writer.append(state.t, state.x, state.v)
+                write_frame(state)
                 saved = state.step_index
                 warned.report(state.t)
             # slow steps (the only ones a kill can interrupt, isocloth.supervisor) and wall-clock checkpoints
@@ -442,7 +446,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         diverged = exc
         summary.stopped = f"diverged: {exc}"
         if saved != state.step_index:  # the last good step, between frames
-            writer.append(state.t, state.x, state.v)
+            write_frame(state)
         checkpoint()
     finally:
         bar.close()

@@ -30,7 +30,8 @@ from isocloth.fem.mass import _element_blocks, lumped_mass
 from isocloth.fem.quadrature import element_metric
 from isocloth.mesh.mesh import Mesh
 
-__all__ = ["RowKind", "InextensibilityConstraints", "inextensibility_constraints", "local_metric_tensors"]
+__all__ = ["RowKind", "InextensibilityConstraints", "inextensibility_constraints", "length_constraints",
+           "local_metric_tensors"]
 
 
 class RowKind:
@@ -41,7 +42,8 @@ class RowKind:
     G = 2
     EDGE = 3
     STRETCH_LIMIT = 4  # an element edge held at its stretch bound (isocloth.fem.stretch_limits)
-    NAMES = ("E", "F", "G", "edge", "stretch-limit")
+    ELEMENT = 5  # a side of a medial triangle (isocloth.fem.nonconforming): one element's metric
+    NAMES = ("E", "F", "G", "edge", "stretch-limit", "element")
 
 
 def local_metric_tensors(corners: np.ndarray, ref):
@@ -380,3 +382,25 @@ def inextensibility_constraints(
         pair_node=pair_node,
         A=A,
     )
+
+
+def length_constraints(pairs: np.ndarray, lengths: np.ndarray, node_count: int,
+                       kind: int = RowKind.ELEMENT) -> InextensibilityConstraints:
+    """Rows ‖p_a − p_b‖² − l² = 0 (eq. 2.7's form) alone, one per pair.
+
+    Parameters
+    ----------
+    pairs : (s, 2) int64, node pairs (a, b), a ≠ b
+    lengths : (s,) float64 [m], target lengths l > 0
+    node_count : int, n
+    kind : RowKind code of the rows (default ELEMENT: the nonconforming model's rows)
+    """
+    pairs = np.asarray(pairs, dtype=np.int64)
+    s = pairs.shape[0]
+    pair_row, pair_node, A = _stack_blocks([_pair_matrix(*_length_triplets(np.arange(s), pairs[:, 0], pairs[:, 1]),
+                                                         node_count)], node_count)
+    sq = np.asarray(lengths, dtype=np.float64) ** 2
+    return InextensibilityConstraints(
+        row_count=s, node_count=node_count, row_kind=np.full(s, kind, dtype=np.int8),
+        row_node=np.full(s, -1, dtype=np.int64), row_edge=pairs.copy(), C0=sq, scale=sq.copy(),
+        pair_row=pair_row, pair_node=pair_node, A=A)

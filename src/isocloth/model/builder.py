@@ -6,7 +6,8 @@ import numpy as np
 
 from isocloth.control import ControlSchedule, Grasp, Trajectory, TrajectoryFixed
 from isocloth.fem.bending import bending_matrix
-from isocloth.fem.inextensibility import inextensibility_constraints
+from isocloth.fem.inextensibility import inextensibility_constraints, length_constraints
+from isocloth.fem.nonconforming import CONFORMITY_STIFFNESS, conformity_matrix, crouzeix_raviart
 from isocloth.fem.mass import lumped_mass
 from isocloth.fem.stretch_limits import DEFAULT_STRETCH_LIMIT, stretch_limits
 from isocloth.mesh.mesh import Mesh
@@ -16,7 +17,7 @@ from isocloth.model.model import NO_SELF_COLLISION, ClothModel, SelfCollisionOpt
 __all__ = ["ModelBuilder", "CONSTRAINT_MODES", "CONSTRAINT_MODELS"]
 
 CONSTRAINT_MODES = ("inextensible", "quasi-inextensible")
-CONSTRAINT_MODELS = ("stretch-limited", "thesis-nodal")
+CONSTRAINT_MODELS = ("stretch-limited", "thesis-nodal", "nonconforming")
 """The constraint models; the first is the default (docs/design/constraint-model.md)."""
 
 
@@ -61,7 +62,10 @@ class ModelBuilder:
             boundary edge lengths). "stretch-limited": the same rows plus bounds on the length of
             every other element edge and quad diagonal (:mod:`isocloth.fem.stretch_limits`), which
             remove the element strain patterns the nodal averages cannot see; an edge held at its
-            bound answers beyond it with ``material.tensile_stiffness``.
+            bound answers beyond it with ``material.tensile_stiffness``. "nonconforming": the
+            unknowns are the edge midpoints and every triangle (quads split) keeps its rest edge
+            lengths exactly (English & Bridson 2008; :mod:`isocloth.fem.nonconforming`); grasps
+            given on vertices hold the midpoints of the vertex's edges.
         stretch_limit : float
             ε̄ of "stretch-limited" (dimensionless, > 0; default 0.01): no element edge or quad
             diagonal gets longer than (1 + ε̄) times its rest length, no triangle edge shorter than
@@ -206,6 +210,11 @@ class ModelBuilder:
         interior = topology.interior_nodes(mesh)
         corners = topology.corner_nodes(mesh, self._corner_angle)
         quasi = self._mode == "quasi-inextensible"
+        if self._constraint_model == "nonconforming":
+            if quasi:
+                raise ValueError("the nonconforming model holds every element's metric exactly; "
+                                 "constraint_mode 'quasi-inextensible' needs constraint_model 'thesis-nodal'")
+            return self._finalize_nonconforming(mesh, mat, interior, corners)
         cons = inextensibility_constraints(mesh, corner_nodes=corners, interior_nodes=interior, use_F=not quasi)
         shear = None
         if mat.shear_stiffness > 0 or quasi:
@@ -230,4 +239,34 @@ class ModelBuilder:
             schedule=schedule, initial_positions=mesh.vertices.copy(), initial_velocities=v0,
             corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),
             thin_obstacles=tuple(self._thin_obstacles), self_collision=self._self_collision,
+        )
+
+    def _finalize_nonconforming(self, mesh: Mesh, mat: Material, interior, corners) -> ClothModel:
+        """The model on edge-midpoint unknowns (:mod:`isocloth.fem.nonconforming`): a grasp of a
+        vertex holds the midpoints of its edges (a midpoint shared by two grasps goes to the first)."""
+        cr = crouzeix_raviart(mesh)
+        rect = cr.rectified_mesh()
+        E = cr.unknown_count
+        pairs, lengths = cr.medial_pairs()
+        cons = length_constraints(pairs, lengths, E)
+        check_thickness(rect, rect.vertices, self._self_collision)
+        grasps, taken = [], set()
+        for g in self._grasps:
+            star = [int(e) for v in g.nodes for e in cr.star_edges(v) if int(e) not in taken]
+            star = list(dict.fromkeys(star))
+            taken.update(star)
+            grasps.append(Grasp(tuple(star), g.trajectory, g.name, g.start, g.end))
+        ids = np.array([i for g in grasps for i in g.nodes], dtype=np.int64)
+        schedule = ControlSchedule(tuple(grasps), ids, rect.vertices[ids].copy())
+        v0 = np.zeros((mesh.node_count, 3))
+        if self._velocity is not None:
+            v0[:] = np.broadcast_to(np.asarray(self._velocity, dtype=float), v0.shape)
+        return ClothModel(
+            mesh=rect, material=mat, constraint_mode=self._mode, constraint_model="nonconforming",
+            stretch_limits=None, area_mass=cr.lumped_mass(), constraints=cons, bending=cr.bending_matrix(),
+            shear_rows=None, interior_nodes=np.zeros(0, np.int64), corner_nodes=np.zeros(0, np.int64),
+            schedule=schedule, initial_positions=rect.vertices.copy(), initial_velocities=cr.midpoints(v0),
+            corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),
+            thin_obstacles=tuple(self._thin_obstacles), self_collision=self._self_collision, nonconforming=cr,
+            conformity=CONFORMITY_STIFFNESS * conformity_matrix(cr),
         )

@@ -129,6 +129,14 @@ class ClothModel:
         polylines / sticks), handled by continuous collision detection against cloth edges and faces
         (seed 000 §6.3, §7.4) through :attr:`collision_detector`
     self_collision : SelfCollisionOptions (disabled by default)
+    nonconforming : CrouzeixRaviart or None
+        For the "nonconforming" constraint model (:mod:`isocloth.fem.nonconforming`): the element of
+        the cloth mesh as given. The model's nodes are then its edge midpoints, ``mesh`` is the
+        rectified mesh through them, and :meth:`surface_positions` maps a state to the ghost
+        (conforming) surface on the original vertices.
+    conformity : scipy.sparse.csr_matrix (n, n) [N/m] or None
+        k J of the nonconforming model's jump energy ½ k yᵀ J y
+        (:func:`isocloth.fem.nonconforming.conformity_matrix`), an implicit force like bending.
     """
 
     mesh: Mesh
@@ -149,12 +157,24 @@ class ClothModel:
     obstacles: tuple = ()
     thin_obstacles: tuple = ()
     self_collision: SelfCollisionOptions = NO_SELF_COLLISION
+    nonconforming: object = None
+    conformity: sp.csr_matrix | None = None
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ derived
     @property
     def node_count(self) -> int:
         return self.mesh.node_count
+
+    @property
+    def surface_mesh(self) -> Mesh:
+        """The cloth mesh as given by the user (the ghost mesh of the nonconforming model)."""
+        return self.mesh if self.nonconforming is None else self.nonconforming.mesh
+
+    def surface_positions(self, x: np.ndarray) -> np.ndarray:
+        """Vertex positions (n_v, 3) float64 [m] of :attr:`surface_mesh` for node positions x (n, 3):
+        x itself, or for the nonconforming model the ghost surface G x (:mod:`isocloth.fem.nonconforming`)."""
+        return x if self.nonconforming is None else self.nonconforming.ghost(x)
 
     @property
     def grasp_nodes(self) -> np.ndarray:

@@ -199,10 +199,11 @@ class ClothSpec(_Strict):
                             "'elastic', in the coordinates of the rest shape (the mesh before placement), projected "
                             "onto it; the weft is normal to it; it must not be (nearly) normal to the rest shape")
     constraint_mode: Literal["inextensible", "quasi-inextensible"] = "inextensible"
-    constraint_model: Literal["thesis-nodal", "stretch-limited"] = Field(
+    constraint_model: Literal["thesis-nodal", "stretch-limited", "nonconforming"] = Field(
         default="stretch-limited", description="'thesis-nodal': the rows of thesis Algorithm 1 (nodal averages of "
         "E, F, G; Coltraro et al. §2.4); 'stretch-limited': the same rows plus bounds on every element edge's "
-        "length (isocloth.fem.stretch_limits)")
+        "length (isocloth.fem.stretch_limits); 'nonconforming': unknowns at the edge midpoints, every triangle's "
+        "edge lengths held exactly (English & Bridson 2008; isocloth.fem.nonconforming)")
     stretch_limit: float = Field(default=0.01, gt=0, lt=1, description="largest stretch of an element edge "
                                  "(dimensionless; 0.01 = 1 %) in the 'stretch-limited' model")
     corner_angle_deg: float = Field(default=45.0, gt=0, lt=180)

@@ -5,6 +5,9 @@ With lumped M, bending K and Rayleigh damping D = αM + βK, implicit Euler for
 
     (ρM + dt·D + dt²·κK) v* = ρM φ̇^n + dt (f_δ − κK φ^n),     φ0 = φ^n + dt v*.
 
+The nonconforming model adds its fixed jump energy ½ k yᵀJy to κK the same way
+(``ClothModel.conformity``, :func:`isocloth.fem.nonconforming.conformity_matrix`).
+
 The matrix depends only on dt and the material: it is factorized once and reused. With
 κ = β = 0 it is diagonal and v* = (ρ v^n − dt δ g e_z)/(ρ + dt α) node by node. The optional
 shear energy (thesis eq. 2.17) and the membrane stabilisation (``isocloth.fem.membrane``) add their
@@ -76,6 +79,9 @@ class Predictor:
         diag = (mat.rho + dt * mat.alpha) * m
         stiff = dt * mat.beta + dt * dt * mat.kappa
         S = stiff * self.model.bending if stiff > 0 and self.model.bending.nnz else None
+        J = self.model.conformity
+        if J is not None:  # the nonconforming model's jump energy (isocloth.fem.nonconforming)
+            S = dt * dt * J if S is None else (S + dt * dt * J).tocsr()
         return diag, S
 
     def _base(self, dt: float):
@@ -122,6 +128,8 @@ class Predictor:
         makes the nodes jitter (docs/design/bending.md).
         """
         diag, S = self._matrix(dt)
+        if self.model.conformity is not None:  # the jump energy needs no implicit metric (docs/design/nonconforming.md)
+            S = S - dt * dt * self.model.conformity if S is not None else None
         if S is None:
             return 0.0
         d = np.asarray(S.diagonal())
@@ -145,6 +153,8 @@ class Predictor:
         rhs = mat.rho * m[:, None] * v + dt * self._gravity
         if mat.kappa > 0:
             rhs -= dt * mat.kappa * (self.model.bending @ x)
+        if self.model.conformity is not None:
+            rhs -= dt * (self.model.conformity @ x)
         out = np.array(v, dtype=np.float64, copy=True)
         if g.size and prescribed is not None:
             out[g] = (np.asarray(prescribed, dtype=np.float64) - x[g]) / dt

@@ -300,6 +300,8 @@ class Stepper:
         # area errors and every element edge with its rest length, for StepInfo (the bound is unused)
         self._shape = ShapeErrors(model.mesh)
         self._rest_areas, self._edges = self._shape.rest_areas, self._shape.edges
+        # reported shape errors are those of the cloth surface (the ghost of the nonconforming model)
+        self._surface_shape = self._shape if model.nonconforming is None else ShapeErrors(model.surface_mesh)
         self._held_key, self._held_rows = None, None
         # the jump check needs previous positions that stay clear of the obstacles (none moves)
         self._static_obstacles = (all(o.motion.is_static for o in model.obstacles)
@@ -708,7 +710,7 @@ class Stepper:
             if not g.size or np.abs(d - d.mean(axis=0)).max() <= 1e-12 + 1e-9 * np.abs(d).max():
                 self._check_jump(model, state.x, d[0] if g.size else np.zeros(3), x0, x, info, state.t)
         if self.area_diagnostics:
-            self._shape.fill(info, x)
+            self._surface_shape.fill(info, self.model.surface_positions(x))
         return new, info
 
     def _project_step(self, model, state: State, x0: np.ndarray, t_new: float, dt: float):
