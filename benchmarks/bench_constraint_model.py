@@ -25,7 +25,7 @@ shorts-hang      built-in garment with self-collisions (4 mm, μ = 0.3), 4 s
 hit-a2           built-in (a stick hits a hanging sheet four times), 8 s
 drop-fold        built-in (a sheet falls and folds onto itself), 1.5 s
 
-Usage: python benchmarks/bench_constraint_model.py [--quick] [--only NAME ...] [--repeats N]
+Usage: python benchmarks/bench_constraint_model.py [--quick] [--only NAME ...] [--repeats N] [--models M ...]
 """
 
 from __future__ import annotations
@@ -124,6 +124,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="1/5 of the simulated time")
     ap.add_argument("--only", nargs="*", default=None)
     ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--models", nargs="*", default=None, choices=["thesis-nodal", "stretch-limited", "nonconforming"],
+                    help="run only these models (the CPU ratio is then against the first one run)")
     ap.add_argument("--blas-threads", default=None, help="see benchmarks/_common.py")
     args = ap.parse_args()
     print_machine(THREADS)
@@ -138,6 +140,8 @@ def main() -> None:
         duration = duration / 5 if args.quick else duration
         runs = [("thesis-nodal", False)] + ([("thesis-nodal", True)] if name in OPTIONS else []) + \
             [("stretch-limited", False), ("nonconforming", False)]
+        if args.models:
+            runs = [(m, o) for m, o in runs if m in args.models]
         for _ in range(args.repeats):
             base = None
             for model, options in runs:

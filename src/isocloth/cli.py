@@ -239,7 +239,10 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
             folder = out or Path("runs") / sc.config.name
             what = (f"elastic model ({sc.stepper.forces.material.name})" if sc.config.cloth.model == "elastic"
                     else f"{sc.model.constraint_count} constraints")
-            typer.echo(f"running {sc.config.name}: {sc.model.node_count} nodes, {what}, dt = {sc.dt} s, "
+            nc = getattr(sc.model, "nonconforming", None)
+            nodes = (f"{sc.model.node_count} nodes" if nc is None else
+                     f"{nc.vertex_count} vertices ({nc.unknown_count} edge midpoints)")
+            typer.echo(f"running {sc.config.name}: {nodes}, {what}, dt = {sc.dt} s, "
                        f"{sc.duration} s -> {folder}", err=True)
             summary = supervised(run_scene, sc, folder, progress=progress and sys.stderr.isatty(),
                                  render=None if video else False, on_warning=_warn_line)

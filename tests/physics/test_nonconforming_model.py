@@ -26,7 +26,8 @@ def test_model_unknowns_are_edge_midpoints():
     assert model.constraints.row_count == 3 * cr.triangles.shape[0]
     assert model.masses.sum() == pytest.approx(fabric("wool").rho * 0.16)
     assert np.allclose(model.surface_positions(model.initial_positions), mesh.vertices)
-    assert model.surface_mesh is mesh
+    ghost = model.surface_mesh  # the mesh's vertices, its quads split as the elements split them
+    assert np.array_equal(ghost.vertices, mesh.vertices) and ghost.triangle_count == 2 * mesh.quad_count
     # a grasped vertex holds the midpoints of its edges
     held = set(model.grasp_nodes.tolist())
     for c in corners:
@@ -68,7 +69,7 @@ def test_run_folder_holds_the_surface(tmp_path):
     traj = load_trajectory(tmp_path / "run")
     mesh = sc.model.surface_mesh
     assert traj.positions.shape[1:] == mesh.vertices.shape
-    assert np.array_equal(traj.quads, mesh.quads)
+    assert np.array_equal(traj.triangles, mesh.triangles)
 
 
 @pytest.mark.slow
@@ -94,3 +95,34 @@ def test_locking_test_meshes_agree_without_locking():
         assert np.hypot(c[0], c[1]) < 0.05 and c[2] == pytest.approx(-np.sqrt(0.5), abs=0.03), (name, c)
     spread = max(np.linalg.norm(a - b) for a in corners.values() for b in corners.values())
     assert spread < 0.04, corners
+
+
+def _fold_count(x: np.ndarray) -> int:
+    """Nodes of a Cusick drape: the dominant angular harmonic (3–15) of the largest radius of the cloth
+    in 36 sectors (an empty sector takes its neighbours' mean)."""
+    r = np.hypot(x[:, 0], x[:, 1])
+    sector = np.clip(((np.arctan2(x[:, 1], x[:, 0]) + np.pi) / (2 * np.pi) * 36).astype(int), 0, 35)
+    radius = np.full(36, np.nan)
+    for k in range(36):
+        if np.any(sector == k):
+            radius[k] = r[sector == k].max()
+    empty = np.isnan(radius)
+    radius[empty] = 0.5 * (np.roll(radius, 1) + np.roll(radius, -1))[empty]
+    spectrum = np.abs(np.fft.rfft(radius - np.nanmean(radius)))
+    return int(3 + np.argmax(spectrum[3:16]))
+
+
+@pytest.mark.slow
+def test_cusick_drape_is_mesh_independent(tmp_path):
+    """Thesis §2.7.2 at κ0 on rings of 250, 490 and 810 nodes: the drape coefficient agrees within
+    2 points and the number of folds within one (real drapes vary by one fold from test to test) (the stretch-limited model's
+    coefficient climbs 55 → 62 → 68 % on the same rings, docs/design/constraint-model.md §4)."""
+    from isocloth.validation.study import cusick_cases, run_study
+
+    rows = run_study("cusick", cusick_cases(((5, 50), (7, 70), (9, 90))), tmp_path, overrides=[NC])
+    dc = [r["value"] for r in rows]
+    assert max(dc) - min(dc) < 2.0, dc
+    assert all(30.0 < d < 80.0 for d in dc), dc
+    assert all(r["unconverged_steps"] == 0 for r in rows)
+    folds = [_fold_count(np.load(tmp_path / "shapes" / f"{r['case']}.npz")["positions"]) for r in rows]
+    assert max(folds) - min(folds) <= 1 and 5 <= min(folds) and max(folds) <= 12, folds

@@ -34,6 +34,7 @@ obstacles act node-wise with the usual rows.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -105,6 +106,15 @@ class CrouzeixRaviart:
     @property
     def vertex_count(self) -> int:
         return self.mesh.node_count
+
+    @cached_property
+    def ghost_mesh(self) -> Mesh:
+        """The ghost surface's mesh: the vertices of :attr:`mesh` with its triangles and its quads split
+        as the element splits them (:attr:`triangles`, each with its rest corners), so that a quad
+        folded along its diagonal is drawn, checked and measured as the model folds it."""
+        m = self.mesh
+        return Mesh(m.vertices, triangles=self.triangles, rest_triangle_corners=self.rest_corners,
+                    name=m.name, rest_source=m.rest_source)
 
     def midpoints(self, x: np.ndarray) -> np.ndarray:
         """Edge midpoints (E, 3) float64 [m] of vertex positions x (n, 3) [m]."""

@@ -168,8 +168,9 @@ class ClothModel:
 
     @property
     def surface_mesh(self) -> Mesh:
-        """The cloth mesh as given by the user (the ghost mesh of the nonconforming model)."""
-        return self.mesh if self.nonconforming is None else self.nonconforming.mesh
+        """The cloth's surface mesh: :attr:`mesh`, or for the nonconforming model the ghost mesh (the
+        vertices of the mesh as given, its quads split as the elements split them)."""
+        return self.mesh if self.nonconforming is None else self.nonconforming.ghost_mesh
 
     def surface_positions(self, x: np.ndarray) -> np.ndarray:
         """Vertex positions (n_v, 3) float64 [m] of :attr:`surface_mesh` for node positions x (n, 3):

@@ -312,6 +312,9 @@ class ContactProjection:
         # the held limits are compliant rows C_e = s_e (:meth:`StretchLimits.compliance`), solved
         # with one slack coordinate s_e of inverse mass α_e each: row C_e − s_e = 0
         soft = np.zeros(limits.count if limits is not None else 0)
+        jump = _jump_rows(model)  # the nonconforming model's jump energy as compliant rows (or None)
+        soft_jump = np.zeros(jump.shape[0]) if jump is not None else None
+        jump_alpha = np.full(jump.shape[0], 6.0 / (dt * dt * _conformity_k(model))) if jump is not None else None
         nA = model.active_rows.size
         n = x0.shape[0]
         w = model.inverse_masses
@@ -350,8 +353,12 @@ class ContactProjection:
             R, A_I, A_coll = inequality_rows(model, x, t, self.margin, collisions.rows if collisions is not None
                                              else None, faces, A_coll, held, x_prev=x_prev, t_prev=t - dt)
             stats.detection_time += time.perf_counter() - tic
-            w_q, A_E_q, A_I_q = self._with_slack(w3, A_E, A_I, nA, model.held_compliance(held, dt)
-                                                 if held.size else None)
+            held_alpha = model.held_compliance(held, dt) if held.size else None
+            if jump is not None:  # compliant jump rows after the held rows: D φ − s = 0
+                A_E = sp.vstack([A_E, jump], format="csr")
+                c = np.concatenate([c, jump @ x.ravel() - soft_jump])
+                held_alpha = jump_alpha if held_alpha is None else np.concatenate([held_alpha, jump_alpha])
+            w_q, A_E_q, A_I_q = self._with_slack(w3, A_E, A_I, nA, held_alpha)
             stretch, stretch_index = stretch_rows_of(R)
             min_gap = float(R.gap[~stretch].min()) if R.count > stretch_index.size else np.inf
             log.residuals.append(res)
@@ -408,6 +415,8 @@ class ContactProjection:
             # the friction loop of this linearisation: QP and friction problem alternate with one
             # factorization until friction settles at the QP's iterate (docs/design/friction.md)
             x_j, soft_j, f_cum = x, soft.copy(), f
+            soft_jump_start = soft_jump.copy() if jump is not None else None
+            soft_jump_j = soft_jump_start
             settled_keys, last_change, qp = None, np.inf, None
             active_set = isinstance(self.qp_solver, SolverActiveSet)
             for k in range(self.friction_loop):
@@ -424,13 +433,15 @@ class ContactProjection:
                 soft = soft_j.copy()
                 if limits is not None:
                     ds = np.zeros(rows.size)
-                    ds[nA:] = qp.dx[3 * n:]
+                    ds[nA:] = qp.dx[3 * n:3 * n + rows.size - nA]
                     s0 = np.zeros(rows.size)
                     s0[nA:] = soft[held]
                     step = self._step_length(model, x_j, dx, rows, log.residuals, s0, ds, stretch_index,
                                              self.tolerance)
-                    soft[held] += step * qp.dx[3 * n:]
+                    soft[held] += step * qp.dx[3 * n:3 * n + rows.size - nA]
                 x = x_j + step * dx
+                if jump is not None:
+                    soft_jump_j = soft_jump_start + step * qp.dx[w_q.size - jump.shape[0]:]
                 fric.set_normal_impulse(R, qp.gamma)
                 stats.qp_iterations += qp.iterations
                 stats.constraints_added += qp.added
@@ -461,7 +472,9 @@ class ContactProjection:
             if grasped:
                 contact_impulse += step * ((A_I_q.T @ qp.gamma)[:3 * n].reshape(n, 3) + f)
             step_max = float(np.abs(x - x_j).max()) if x.size else 0.0
-            lam[rows] += qp.zeta_E
+            if jump is not None:
+                soft_jump = soft_jump_j
+            lam[rows] += qp.zeta_E[:rows.size]
             keys_W = keys[qp.working]
             taut = qp.working[stretch[qp.working]]
             if taut.size and hold and active_set:
@@ -478,3 +491,21 @@ class ContactProjection:
             res_b, x, lam, keys_W, R, contact_impulse = best
             log.residuals.append(res_b)
         return _Pass(x, lam, status, keys_W, R, crossings, log, held, contact_impulse)
+
+
+def _conformity_k(model) -> float:
+    from isocloth.fem.nonconforming import CONFORMITY_STIFFNESS
+
+    return CONFORMITY_STIFFNESS
+
+
+def _jump_rows(model):
+    """(9t, 3E) csr: the rows D ⊗ I3 of the nonconforming model's jumps (``isocloth.fem.nonconforming``),
+    cached on the model; None for the other models."""
+    if model.nonconforming is None or model.conformity is None:
+        return None
+    if "jump_rows" not in model._cache:
+        from isocloth.fem.nonconforming import _jump_operator
+
+        model._cache["jump_rows"] = sp.kron(_jump_operator(model.nonconforming), sp.identity(3), format="csr")
+    return model._cache["jump_rows"]

@@ -120,18 +120,19 @@ def _run_case(kind: str, case: StudyCase, folder: Path, extra: list[str], durati
         max_res = max(max_res, info.residual)
         unconverged += not info.converged
         stretch = max(stretch, info.edge_stretch_max)
-    tri = m.mesh.triangulated_faces()
+    tri = m.surface_mesh.triangulated_faces()
     com = (s.x * m.masses[:, None]).sum(0) / m.masses.sum()
+    x, x0 = m.surface_positions(s.x), m.surface_positions(m.initial_positions)  # the cloth's vertices
     corner = np.full(3, np.nan)
     if kind == "cusick":
-        value = drape_coefficient(s.x - [0.0, 0.0, _TABLE_Z], tri, _R_TABLE, _R_CLOTH)
+        value = drape_coefficient(x - [0.0, 0.0, _TABLE_Z], tri, _R_TABLE, _R_CLOTH)
     else:
-        corner = s.x[int(np.argmin(np.linalg.norm(m.initial_positions - _FREE_CORNER, axis=1)))]
+        corner = x[int(np.argmin(np.linalg.norm(x0 - _FREE_CORNER, axis=1)))]
         value = float(corner[2])
     (folder / "shapes").mkdir(parents=True, exist_ok=True)
     with atomic_path(folder / "shapes" / f"{case.name}.npz") as tmp:
         with open(tmp, "wb") as fh:
-            np.savez(fh, positions=s.x, triangles=tri)
+            np.savez(fh, positions=x, triangles=tri)
     return {"case": case.name, "group": case.group, "nodes": float(m.node_count), "value": float(value),
             "corner_x": float(corner[0]), "corner_y": float(corner[1]), "corner_z": float(corner[2]),
             "com_z": float(com[2]), "max_residual": max_res, "unconverged_steps": float(unconverged),
