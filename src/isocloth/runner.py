@@ -579,7 +579,8 @@ def render_run(folder: str | Path, path: str | Path | None = None, *, trajectory
     if fmt == "none":
         fmt = "mp4"
     path = Path(path) if path else folder / f"video.{fmt}"
-    grasped = [i for g in traj.metadata.get("model", {}).get("grasps", []) for i in g["nodes"]]
+    # grasped surface vertices ("vertices": the nonconforming model's grasps hold edge midpoints)
+    grasped = [i for g in traj.metadata.get("model", {}).get("grasps", []) for i in g.get("vertices", g["nodes"])]
     opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int),
             "elev": float(out.get("elev", 20.0)), "azim": float(out.get("azim", -60.0)),
             "obstacles": _run_obstacles(traj.metadata)}

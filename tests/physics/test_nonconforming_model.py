@@ -70,6 +70,13 @@ def test_run_folder_holds_the_surface(tmp_path):
     mesh = sc.model.surface_mesh
     assert traj.positions.shape[1:] == mesh.vertices.shape
     assert np.array_equal(traj.triangles, mesh.triangles)
+    # the grasps name the surface vertices they hold (the two top corners), which the video highlights
+    held = [v for g in traj.metadata["model"]["grasps"] for v in g["vertices"]]
+    corners = {int(np.argmin(np.linalg.norm(mesh.vertices - p, axis=1))) for p in ([-0.21, 0, 1.0], [0.21, 0, 1.0])}
+    assert sorted(held) == sorted(corners)
+    from isocloth.runner import render_run
+
+    assert render_run(tmp_path / "run", tmp_path / "video.gif", size=(64, 48)).is_file()
 
 
 @pytest.mark.slow

@@ -376,11 +376,26 @@ class ClothModel:
             "constraints": self.constraints.count_by_kind(),
             "corner_nodes": self.corner_nodes.tolist(),
             "corner_angle_deg": self.corner_angle_deg,
-            "grasps": self.schedule.describe(),
+            "grasps": self._describe_grasps(),
             "obstacles": [repr(o) for o in self.obstacles],
             "thin_obstacles": [repr(o) for o in self.thin_obstacles],
             "self_collision": self.self_collision.to_dict(),
         }
+
+
+    def _describe_grasps(self) -> list:
+        """The schedule's grasps; for the nonconforming model each also names the surface vertices it holds
+        (``vertices``: those whose edges' midpoints it holds all), in the numbering of the run's frames."""
+        grasps = self.schedule.describe()
+        cr = self.nonconforming
+        if cr is None:
+            return grasps
+        for g in grasps:
+            held = np.zeros(cr.unknown_count, dtype=bool)
+            held[np.asarray(g["nodes"], dtype=np.int64)] = True
+            touched = np.unique(cr.edges[held])
+            g["vertices"] = [int(v) for v in touched if held[cr.star_edges(v)].all()]
+        return grasps
 
 
 def _uncovered_features(obstacles, longest_edge: float) -> tuple:
