@@ -383,18 +383,31 @@ class ClothModel:
         }
 
 
-    def _describe_grasps(self) -> list:
-        """The schedule's grasps; for the nonconforming model each also names the surface vertices it holds
-        (``vertices``: those whose edges' midpoints it holds all), in the numbering of the run's frames."""
-        grasps = self.schedule.describe()
+    def _held_vertices(self, nodes) -> np.ndarray:
+        """Vertices (k,) int64 of :attr:`surface_mesh` that grasped ``nodes`` hold: the nodes themselves, or for
+        the nonconforming model the vertices whose edges' midpoints are all among them."""
+        nodes = np.asarray(nodes, dtype=np.int64)
         cr = self.nonconforming
         if cr is None:
-            return grasps
-        for g in grasps:
-            held = np.zeros(cr.unknown_count, dtype=bool)
-            held[np.asarray(g["nodes"], dtype=np.int64)] = True
-            touched = np.unique(cr.edges[held])
-            g["vertices"] = [int(v) for v in touched if held[cr.star_edges(v)].all()]
+            return nodes
+        held = np.zeros(cr.unknown_count, dtype=bool)
+        held[nodes] = True
+        touched = np.unique(cr.edges[held])
+        return np.array([v for v in touched if held[cr.star_edges(v)].all()], dtype=np.int64)
+
+    @property
+    def grasp_vertices(self) -> np.ndarray:
+        """Vertices (k,) int64 of :attr:`surface_mesh` held by the grasps (:attr:`grasp_nodes` but for the
+        nonconforming model, whose grasps hold the midpoints of a vertex's edges)."""
+        return self._held_vertices(self.grasp_nodes)
+
+    def _describe_grasps(self) -> list:
+        """The schedule's grasps; for the nonconforming model each also names the surface vertices it holds
+        (``vertices``), in the numbering of the run's frames."""
+        grasps = self.schedule.describe()
+        if self.nonconforming is not None:
+            for g in grasps:
+                g["vertices"] = self._held_vertices(g["nodes"]).tolist()
         return grasps
 
 

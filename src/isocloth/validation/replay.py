@@ -484,11 +484,12 @@ class Replay:
         f = rec.frame_count if frames is None else min(int(frames), rec.frame_count)
         m = self.marker_nodes.size
         sim = np.full((f, m, 3), np.nan)
-        pos = np.full((f, model.node_count, 3), np.nan) if keep_positions else None
+        surface = model.surface_positions  # markers and positions of the cloth's surface vertices
+        pos = np.full((f, self.mesh.node_count, 3), np.nan) if keep_positions else None
         contact = np.zeros(f, dtype=bool)
-        sim[0] = state.x[self.marker_nodes]
+        sim[0] = surface(state.x)[self.marker_nodes]
         if pos is not None:
-            pos[0] = state.x
+            pos[0] = surface(state.x)
         iters, steps = 0, 0
         diverged, message = False, ""
         t0 = time.perf_counter()
@@ -501,9 +502,10 @@ class Replay:
                     contact[n] |= getattr(info, "active_contacts", 0) > 0
                 if not np.isfinite(state.x).all():
                     raise SimulationDiverged(f"non-finite positions at t = {state.t:.4g} s")
-                sim[n] = state.x[self.marker_nodes]
+                x = surface(state.x)
+                sim[n] = x[self.marker_nodes]
                 if pos is not None:
-                    pos[n] = state.x
+                    pos[n] = x
         except (SimulationDiverged, np.linalg.LinAlgError, FloatingPointError) as exc:
             diverged, message = True, str(exc)
         wall = time.perf_counter() - t0

@@ -115,7 +115,7 @@ def synthesize(scene, overrides=None, *, duration: float | None = None, refine: 
                              f"the stick obstacles")
 
     def observe(state) -> np.ndarray:
-        obs = [state.x[nodes]]
+        obs = [sc.model.surface_positions(state.x)[nodes]]  # markers sit on the cloth's surface vertices
         for _, stick in sticks:
             v = stick.vertices_at(state.t)
             obs.append(v[[0, -1]])
@@ -136,7 +136,7 @@ def synthesize(scene, overrides=None, *, duration: float | None = None, refine: 
         x = x + rng.normal(0.0, noise, size=x.shape)
     x = add_dropouts(x, dropout, mean_gap, rng)
     order = rng.permutation(len(names)) if shuffle else np.arange(len(names))
-    grasped = np.flatnonzero(np.isin(nodes, sc.model.grasp_nodes))
+    grasped = np.flatnonzero(np.isin(nodes, sc.model.grasp_vertices))
     mat = sc.model.material.to_dict()
     truth = {"scene": sc.config.name, "delta": mat["delta"], "alpha": mat["alpha"], "rho": mat["rho"],
              "mu": [float(o.mu) for o in sc.model.obstacles], "noise": float(noise), "dropout": float(dropout),
