@@ -1,22 +1,23 @@
 """Nonconforming (Crouzeix–Raviart) discretisation of the isometry constraints.
 
 Source: English & Bridson, "Animating developable surfaces using nonconforming elements",
-SIGGRAPH 2008 (§3–4); Crouzeix & Raviart 1973 (the P1 nonconforming element); the bending
-operator follows Bergou et al. 2006 / Wardetzky et al. 2007 on this element.
+SIGGRAPH 2008 (per-element rows on midpoint unknowns, the ghost surface); Crouzeix & Raviart 1973
+(the P1 nonconforming element); bending: the thesis' energy (Coltraro et al., §2.5; Bergou et al.
+2006) of the ghost surface.
 
 The unknowns are the positions y_e of the **edge midpoints** of a triangle mesh (quads are split
 into two triangles along their shorter rest diagonal). Inside a triangle the deformation is the
 affine map through its three midpoints, so the triangle's first fundamental form (E, F, G, or
 equivalently its three edge lengths) is held **exactly** by three rows on its *medial triangle*:
 
-    C_{t,k}(y) = ‖y_{e_i} − y_{e_j}‖² − (½ l_k)² = 0,                       (E&B §4, eq. 2.7's form)
+    C_{t,k}(y) = ‖y_{e_i} − y_{e_j}‖² − (½ l_k)² = 0,                       (thesis eq. 2.7's form)
 
 where e_i, e_j are the two edges of t adjacent to corner k and l_k is the rest length of the edge
 opposite corner k (taken from the triangle's own rest corners, so garments with per-corner rest
 coordinates keep their panels' metric). Rows of different triangles share an unknown only through
 a midpoint: a mesh of F triangles has about 1.5 F edges, so 4.5 F unknowns against 3 F rows.
 
-The **ghost surface** (E&B §5) is the conforming mesh on the original vertices with positions
+The **ghost surface** is the conforming mesh on the original vertices with positions
 
     x_v = (1 / |T(v)|) Σ_{t ∋ v} (y_{e_a} + y_{e_b} − y_{e_o}),
 
@@ -29,6 +30,11 @@ The **simulated mesh** of the solver is the *rectified* mesh: its nodes are the 
 faces the medial triangles and, around every vertex, the fan of the midpoints of its edges. It is
 a conforming triangle mesh through the unknowns, on which obstacles, self-collisions and thin
 obstacles act node-wise with the usual rows.
+
+The medial triangles are joined only at their corners, so the rows leave floppy modes (the
+triangles counter-rotate and the surface shrinks or shears with every row met). The **jump energy**
+½ k yᵀ J y (:func:`conformity_matrix`) penalises the mismatch of neighbouring elements at the
+vertices; it vanishes on every conforming state y = P x, so no isometry of the ghost pays for it.
 """
 
 from __future__ import annotations
@@ -41,7 +47,8 @@ import scipy.sparse as sp
 
 from isocloth.mesh.mesh import Mesh
 
-__all__ = ["CrouzeixRaviart", "crouzeix_raviart", "split_quads", "conformity_matrix", "CONFORMITY_STIFFNESS"]
+__all__ = ["CrouzeixRaviart", "crouzeix_raviart", "split_quads", "jump_operator", "conformity_matrix", "JUMP_WEIGHT",
+           "CONFORMITY_STIFFNESS"]
 
 CONFORMITY_STIFFNESS = 100.0
 """k [N/m] of the jump energy ½ k yᵀ J y (:func:`conformity_matrix`) in models built by
@@ -201,11 +208,8 @@ class CrouzeixRaviart:
         """K_y = Gᵀ K G (E, E) csr float64 [m⁻²]: the thesis' isometric bending energy ½ κ xᵀ K x
         (Bergou et al. 2006, thesis §2.5; :func:`isocloth.fem.bending.bending_matrix` on the mesh
         as given, quads as bilinear elements) of the ghost surface x = G y. On states y = P x it is
-        the thesis' energy of x (G P = I); zero on every affine map of the flat rest.
-
-        (The squared Crouzeix–Raviart Laplacian, :meth:`weak_laplacian`, is consistent only on
-        average: on a regular grid it oscillates from edge to edge and overestimates the energy of
-        a cylinder by half.)"""
+        the thesis' energy of x (G P = I); zero on every affine map of the flat rest. (Why not the
+        squared Crouzeix–Raviart Laplacian of :meth:`weak_laplacian`: docs/design/nonconforming.md §1.)"""
         from isocloth.fem.bending import bending_matrix
 
         G = self.ghost_map
@@ -313,9 +317,9 @@ def crouzeix_raviart(mesh: Mesh) -> CrouzeixRaviart:
                            face_edges=face_edges, midpoint_map=P, ghost_map=G)
 
 
-def _jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
-    """D (3t, E) csr: the jump of every triangle's affine map at its corner k against the ghost vertex,
-    c_{t,k}(y) − x_v(y), row 3t + k [dimensionless]."""
+def jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
+    """D (3t, E) csr float64 [dimensionless]: the jump of every triangle's affine map at its corner k against
+    the ghost vertex there, c_{t,k}(y) − x_v(y), in row 3t + k (apply it to each coordinate of y)."""
     fe, tri = cr.face_edges, cr.triangles
     t = tri.shape[0]
     rows = np.repeat(np.arange(3 * t), 3)
@@ -324,11 +328,14 @@ def _jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
     return (C - cr.ghost_map[tri.ravel()]).tocsr()
 
 
+JUMP_WEIGHT = 1.0 / 6.0
+"""(A_t / 3) / h_t² with h_t² = 2 A_t: the weight of every squared corner jump in :func:`conformity_matrix`."""
+
+
 def conformity_matrix(cr: CrouzeixRaviart) -> sp.csr_matrix:
-    """J (E, E) csr [dimensionless]: ½ k yᵀ J y = ½ k Σ_t (A_t/3) Σ_k ‖c_{t,k} − x_v‖² / h_t², h_t² = 2 A_t,
-    the mismatch of neighbouring elements at the vertices measured as a strain, with a membrane
-    stiffness k [N/m]. Zero on every conforming field (y = P x)."""
-    D = _jump_operator(cr)
-    A = cr.rest_areas()
-    w = np.repeat(A / 3.0 / (2.0 * A), 3)
-    return (D.T @ sp.diags(w) @ D).tocsr()
+    """J (E, E) csr float64 [dimensionless]: ½ k yᵀ J y = ½ k Σ_t (A_t/3) Σ_k ‖c_{t,k} − x_v‖² / h_t²
+    (h_t² = 2 A_t, so every term has the weight :data:`JUMP_WEIGHT`), the mismatch of neighbouring
+    elements at the vertices measured as a strain, with a membrane stiffness k [N/m]. Zero on every
+    conforming field (y = P x)."""
+    D = jump_operator(cr)
+    return (JUMP_WEIGHT * (D.T @ D)).tocsr()

@@ -268,5 +268,5 @@ class ModelBuilder:
             schedule=schedule, initial_positions=rect.vertices.copy(), initial_velocities=cr.midpoints(v0),
             corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),
             thin_obstacles=tuple(self._thin_obstacles), self_collision=self._self_collision, nonconforming=cr,
-            conformity=CONFORMITY_STIFFNESS * conformity_matrix(cr),
+            conformity=CONFORMITY_STIFFNESS * conformity_matrix(cr), conformity_stiffness=CONFORMITY_STIFFNESS,
         )

@@ -137,6 +137,7 @@ class ClothModel:
     conformity : scipy.sparse.csr_matrix (n, n) [N/m] or None
         k J of the nonconforming model's jump energy ½ k yᵀ J y
         (:func:`isocloth.fem.nonconforming.conformity_matrix`), an implicit force like bending.
+    conformity_stiffness : float [N/m], k of that energy (0 without it).
     """
 
     mesh: Mesh
@@ -159,6 +160,7 @@ class ClothModel:
     self_collision: SelfCollisionOptions = NO_SELF_COLLISION
     nonconforming: object = None
     conformity: sp.csr_matrix | None = None
+    conformity_stiffness: float = 0.0
     _cache: dict = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------------ derived

@@ -69,6 +69,7 @@ import scipy.sparse as sp
 
 from isocloth.contact.contacts import mesh_faces
 from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
+from isocloth.fem.nonconforming import JUMP_WEIGHT, jump_operator
 from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, CollisionSet, collision_keys
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
 from isocloth.solvers.friction import FrictionImpulses
@@ -314,7 +315,9 @@ class ContactProjection:
         soft = np.zeros(limits.count if limits is not None else 0)
         jump = _jump_rows(model)  # the nonconforming model's jump energy as compliant rows (or None)
         soft_jump = np.zeros(jump.shape[0]) if jump is not None else None
-        jump_alpha = np.full(jump.shape[0], 6.0 / (dt * dt * _conformity_k(model))) if jump is not None else None
+        # slack inverse masses α = 1 / (w k dt²): the rows' energy ½ dt² k w ‖D φ‖² is dt² · ½ k yᵀJy
+        jump_alpha = (np.full(jump.shape[0], 1.0 / (JUMP_WEIGHT * dt * dt * model.conformity_stiffness))
+                      if jump is not None else None)
         nA = model.active_rows.size
         n = x0.shape[0]
         w = model.inverse_masses
@@ -493,19 +496,11 @@ class ContactProjection:
         return _Pass(x, lam, status, keys_W, R, crossings, log, held, contact_impulse)
 
 
-def _conformity_k(model) -> float:
-    from isocloth.fem.nonconforming import CONFORMITY_STIFFNESS
-
-    return CONFORMITY_STIFFNESS
-
-
 def _jump_rows(model):
     """(9t, 3E) csr: the rows D ⊗ I3 of the nonconforming model's jumps (``isocloth.fem.nonconforming``),
     cached on the model; None for the other models."""
-    if model.nonconforming is None or model.conformity is None:
+    if model.nonconforming is None or not model.conformity_stiffness > 0:
         return None
     if "jump_rows" not in model._cache:
-        from isocloth.fem.nonconforming import _jump_operator
-
-        model._cache["jump_rows"] = sp.kron(_jump_operator(model.nonconforming), sp.identity(3), format="csr")
+        model._cache["jump_rows"] = sp.kron(jump_operator(model.nonconforming), sp.identity(3), format="csr")
     return model._cache["jump_rows"]
