@@ -213,8 +213,9 @@ class ModelBuilder:
         if self._constraint_model == "nonconforming":
             if quasi:
                 raise ValueError("the nonconforming model holds every element's metric exactly; "
-                                 "constraint_mode 'quasi-inextensible' needs constraint_model 'thesis-nodal'")
-            return self._finalize_nonconforming(mesh, mat, interior, corners)
+                                 "constraint_mode 'quasi-inextensible' needs constraint_model 'thesis-nodal' or "
+                                 "'stretch-limited'")
+            return self._finalize_nonconforming(mesh, mat)
         cons = inextensibility_constraints(mesh, corner_nodes=corners, interior_nodes=interior, use_F=not quasi)
         shear = None
         if mat.shear_stiffness > 0 or quasi:
@@ -241,7 +242,7 @@ class ModelBuilder:
             thin_obstacles=tuple(self._thin_obstacles), self_collision=self._self_collision,
         )
 
-    def _finalize_nonconforming(self, mesh: Mesh, mat: Material, interior, corners) -> ClothModel:
+    def _finalize_nonconforming(self, mesh: Mesh, mat: Material) -> ClothModel:
         """The model on edge-midpoint unknowns (:mod:`isocloth.fem.nonconforming`): a grasp of a
         vertex holds the midpoints of its edges (a midpoint shared by two grasps goes to the first)."""
         cr = crouzeix_raviart(mesh)
