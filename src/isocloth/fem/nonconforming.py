@@ -163,53 +163,12 @@ class CrouzeixRaviart:
         _, target = self.medial_pairs()
         return self.element_edge_lengths(y) / (2.0 * target.reshape(-1, 3)) - 1.0
 
-    def _gradients(self) -> tuple[np.ndarray, np.ndarray]:
-        """Rest gradients of the barycentric coordinates ∇λ_k (t, 3, 3) [1/m] and areas (t,) [m²]."""
-        c = self.rest_corners
-        e = c[:, [2, 0, 1]] - c[:, [1, 2, 0]]  # e_k = X_{k+2} − X_{k+1}, opposite corner k
-        n = np.cross(c[:, 1] - c[:, 0], c[:, 2] - c[:, 0])
-        area = 0.5 * np.linalg.norm(n, axis=1)
-        nhat = n / (2.0 * area)[:, None]
-        grad = np.cross(nhat[:, None, :], e) / (2.0 * area)[:, None, None]
-        return grad, area
-
-    def weak_laplacian(self) -> sp.csr_matrix:
-        """S − B (E, E) csr float64, dimensionless: the Crouzeix–Raviart stiffness S_ij =
-        ∫ ∇φ_i·∇φ_j dA (φ_k = 1 − 2λ_k on each triangle, so S = 4 × the cotangent entries) minus
-        the boundary flux B_ij = ∫_∂Ω φ_i ∇φ_j·ν ds. S − B annihilates every affine field of the
-        flat rest shape exactly (``isocloth.fem.bending`` uses the same construction on P1/Q1)."""
-        grad, area = self._gradients()
-        gphi = -2.0 * grad  # ∇φ_k, (t, 3, 3)
-        fe = self.face_edges
-        E = self.unknown_count
-        loc = area[:, None, None] * np.einsum("tkd,tld->tkl", gphi, gphi)
-        rows = [np.repeat(fe, 3, axis=1).ravel()]
-        cols = [np.tile(fe, (1, 3)).ravel()]
-        vals = [loc.ravel()]
-        # boundary flux: a boundary edge b (opposite corner k of its one triangle) has ∫_b φ_e ds =
-        # |b| δ_eb, and ν_b = −∇λ_k / |∇λ_k|
-        count = np.bincount(fe.ravel(), minlength=E)
-        t_idx, k_idx = np.nonzero(count[fe] == 1)
-        if t_idx.size:
-            g = grad[t_idx, k_idx]
-            nu = -g / np.linalg.norm(g, axis=1)[:, None]
-            c = self.rest_corners[t_idx]
-            length = np.linalg.norm(c[np.arange(t_idx.size), (k_idx + 2) % 3] - c[np.arange(t_idx.size), (k_idx + 1) % 3],
-                                    axis=1)
-            flux = length[:, None] * np.einsum("bld,bd->bl", gphi[t_idx], nu)
-            rows.append(np.repeat(fe[t_idx, k_idx], 3))
-            cols.append(fe[t_idx].ravel())
-            vals.append(-flux.ravel())
-        L = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(E, E))
-        L.sum_duplicates()
-        return L
-
     def bending_matrix(self) -> sp.csr_matrix:
         """K_y = Gᵀ K G (E, E) csr float64 [m⁻²]: the thesis' isometric bending energy ½ κ xᵀ K x
         (Bergou et al. 2006, thesis §2.5; :func:`isocloth.fem.bending.bending_matrix` on the mesh
         as given, quads as bilinear elements) of the ghost surface x = G y. On states y = P x it is
         the thesis' energy of x (G P = I); zero on every affine map of the flat rest. (Why not the
-        squared Crouzeix–Raviart Laplacian of :meth:`weak_laplacian`: docs/design/nonconforming.md §1.)"""
+        squared Crouzeix–Raviart Laplacian: docs/design/nonconforming.md §1.)"""
         from isocloth.fem.bending import bending_matrix
 
         G = self.ghost_map

@@ -7,7 +7,7 @@ import numpy as np
 from isocloth.control import ControlSchedule, Grasp, Trajectory, TrajectoryFixed
 from isocloth.fem.bending import bending_matrix
 from isocloth.fem.inextensibility import inextensibility_constraints, length_constraints
-from isocloth.fem.nonconforming import CONFORMITY_STIFFNESS, conformity_matrix, crouzeix_raviart
+from isocloth.fem.nonconforming import CONFORMITY_STIFFNESS, crouzeix_raviart
 from isocloth.fem.mass import lumped_mass
 from isocloth.fem.stretch_limits import DEFAULT_STRETCH_LIMIT, stretch_limits
 from isocloth.mesh.mesh import Mesh
@@ -207,8 +207,6 @@ class ModelBuilder:
             bad = [i for i in g.nodes if not 0 <= i < n]
             if bad:
                 raise ValueError(f"grasp {g.name!r} names node {bad[0]}, outside 0..{n - 1}")
-        interior = topology.interior_nodes(mesh)
-        corners = topology.corner_nodes(mesh, self._corner_angle)
         quasi = self._mode == "quasi-inextensible"
         if self._constraint_model == "nonconforming":
             if quasi:
@@ -216,6 +214,8 @@ class ModelBuilder:
                                  "constraint_mode 'quasi-inextensible' needs constraint_model 'thesis-nodal' or "
                                  "'stretch-limited'")
             return self._finalize_nonconforming(mesh, mat)
+        interior = topology.interior_nodes(mesh)
+        corners = topology.corner_nodes(mesh, self._corner_angle)
         cons = inextensibility_constraints(mesh, corner_nodes=corners, interior_nodes=interior, use_F=not quasi)
         shear = None
         if mat.shear_stiffness > 0 or quasi:
@@ -269,5 +269,5 @@ class ModelBuilder:
             schedule=schedule, initial_positions=rect.vertices.copy(), initial_velocities=cr.midpoints(v0),
             corner_angle_deg=self._corner_angle, obstacles=tuple(self._obstacles),
             thin_obstacles=tuple(self._thin_obstacles), self_collision=self._self_collision, nonconforming=cr,
-            conformity=CONFORMITY_STIFFNESS * conformity_matrix(cr), conformity_stiffness=CONFORMITY_STIFFNESS,
+            conformity_stiffness=CONFORMITY_STIFFNESS,
         )

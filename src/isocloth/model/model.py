@@ -20,7 +20,7 @@ __all__ = ["ClothModel", "SelfCollisionOptions"]
 
 GRASP_VARIANTS = 16
 """Models of other grasp sets kept per model (:meth:`ClothModel.with_grasped_nodes`)."""
-_GRASP_FREE_CACHE = ("held", "collision_detector", "membrane")
+_GRASP_FREE_CACHE = ("held", "collision_detector", "membrane", "conformity", "jump_rows")
 """Cached parts of a model that do not depend on which nodes are grasped."""
 
 
@@ -134,10 +134,8 @@ class ClothModel:
         the cloth mesh as given. The model's nodes are then its edge midpoints, ``mesh`` is the
         rectified mesh through them, and :meth:`surface_positions` maps a state to the ghost
         (conforming) surface on the original vertices.
-    conformity : scipy.sparse.csr_matrix (n, n) [N/m] or None
-        k J of the nonconforming model's jump energy ½ k yᵀ J y
-        (:func:`isocloth.fem.nonconforming.conformity_matrix`), an implicit force like bending.
-    conformity_stiffness : float [N/m], k of that energy (0 without it).
+    conformity_stiffness : float [N/m]
+        k of the nonconforming model's jump energy ½ k yᵀ J y (0: none; :attr:`conformity`).
     """
 
     mesh: Mesh
@@ -159,7 +157,6 @@ class ClothModel:
     thin_obstacles: tuple = ()
     self_collision: SelfCollisionOptions = NO_SELF_COLLISION
     nonconforming: object = None
-    conformity: sp.csr_matrix | None = None
     conformity_stiffness: float = 0.0
     _cache: dict = field(default_factory=dict, repr=False)
 
@@ -167,6 +164,32 @@ class ClothModel:
     @property
     def node_count(self) -> int:
         return self.mesh.node_count
+
+    @property
+    def conformity(self) -> sp.csr_matrix | None:
+        """k J (n, n) csr [N/m] of the nonconforming model's jump energy ½ k yᵀ J y
+        (:func:`isocloth.fem.nonconforming.conformity_matrix`), an implicit force like bending; None
+        without it. Built once per model."""
+        if self.nonconforming is None or not self.conformity_stiffness > 0:
+            return None
+        if "conformity" not in self._cache:
+            from isocloth.fem.nonconforming import conformity_matrix
+
+            self._cache["conformity"] = self.conformity_stiffness * conformity_matrix(self.nonconforming)
+        return self._cache["conformity"]
+
+    @property
+    def jump_rows(self) -> sp.csr_matrix | None:
+        """D ⊗ I3 (9t, 3n) csr [dimensionless]: the corner jumps of the nonconforming model per coordinate
+        (:func:`isocloth.fem.nonconforming.jump_operator`), the rows of its jump energy in the contact QPs;
+        None without it. Built once per model."""
+        if self.conformity is None:
+            return None
+        if "jump_rows" not in self._cache:
+            from isocloth.fem.nonconforming import jump_operator
+
+            self._cache["jump_rows"] = sp.kron(jump_operator(self.nonconforming), sp.identity(3), format="csr")
+        return self._cache["jump_rows"]
 
     @property
     def surface_mesh(self) -> Mesh:

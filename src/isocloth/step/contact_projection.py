@@ -69,7 +69,7 @@ import scipy.sparse as sp
 
 from isocloth.contact.contacts import mesh_faces
 from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
-from isocloth.fem.nonconforming import JUMP_WEIGHT, jump_operator
+from isocloth.fem.nonconforming import JUMP_WEIGHT
 from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, CollisionSet, collision_keys
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
 from isocloth.solvers.friction import FrictionImpulses
@@ -313,7 +313,7 @@ class ContactProjection:
         # the held limits are compliant rows C_e = s_e (:meth:`StretchLimits.compliance`), solved
         # with one slack coordinate s_e of inverse mass α_e each: row C_e − s_e = 0
         soft = np.zeros(limits.count if limits is not None else 0)
-        jump = _jump_rows(model)  # the nonconforming model's jump energy as compliant rows (or None)
+        jump = model.jump_rows  # the nonconforming model's jump energy as compliant rows (or None)
         soft_jump = np.zeros(jump.shape[0]) if jump is not None else None
         # slack inverse masses α = 1 / (w k dt²): the rows' energy ½ dt² k w ‖D φ‖² is dt² · ½ k yᵀJy
         jump_alpha = (np.full(jump.shape[0], 1.0 / (JUMP_WEIGHT * dt * dt * model.conformity_stiffness))
@@ -417,9 +417,7 @@ class ContactProjection:
             fric.withdraw_normal(withdraw)  # the normal impulses that x_j already includes
             # the friction loop of this linearisation: QP and friction problem alternate with one
             # factorization until friction settles at the QP's iterate (docs/design/friction.md)
-            x_j, soft_j, f_cum = x, soft.copy(), f
-            soft_jump_start = soft_jump.copy() if jump is not None else None
-            soft_jump_j = soft_jump_start
+            x_j, soft_j, soft_jump_j, f_cum = x, soft.copy(), soft_jump, f
             settled_keys, last_change, qp = None, np.inf, None
             active_set = isinstance(self.qp_solver, SolverActiveSet)
             for k in range(self.friction_loop):
@@ -444,7 +442,7 @@ class ContactProjection:
                     soft[held] += step * qp.dx[3 * n:3 * n + rows.size - nA]
                 x = x_j + step * dx
                 if jump is not None:
-                    soft_jump_j = soft_jump_start + step * qp.dx[w_q.size - jump.shape[0]:]
+                    soft_jump = soft_jump_j + step * qp.dx[w_q.size - jump.shape[0]:]
                 fric.set_normal_impulse(R, qp.gamma)
                 stats.qp_iterations += qp.iterations
                 stats.constraints_added += qp.added
@@ -475,8 +473,6 @@ class ContactProjection:
             if grasped:
                 contact_impulse += step * ((A_I_q.T @ qp.gamma)[:3 * n].reshape(n, 3) + f)
             step_max = float(np.abs(x - x_j).max()) if x.size else 0.0
-            if jump is not None:
-                soft_jump = soft_jump_j
             lam[rows] += qp.zeta_E[:rows.size]
             keys_W = keys[qp.working]
             taut = qp.working[stretch[qp.working]]
@@ -495,12 +491,3 @@ class ContactProjection:
             log.residuals.append(res_b)
         return _Pass(x, lam, status, keys_W, R, crossings, log, held, contact_impulse)
 
-
-def _jump_rows(model):
-    """(9t, 3E) csr: the rows D ⊗ I3 of the nonconforming model's jumps (``isocloth.fem.nonconforming``),
-    cached on the model; None for the other models."""
-    if model.nonconforming is None or not model.conformity_stiffness > 0:
-        return None
-    if "jump_rows" not in model._cache:
-        model._cache["jump_rows"] = sp.kron(jump_operator(model.nonconforming), sp.identity(3), format="csr")
-    return model._cache["jump_rows"]

@@ -72,15 +72,16 @@ class Predictor:
         """(n, 3) float64 [N], gravity with the virtual density δ (thesis eq. 2.19)."""
         return self._gravity
 
-    def _matrix(self, dt: float):
+    def _matrix(self, dt: float, jumps: bool = True):
         """Diagonal (n,) [kg] and bending part (n, n) csr [kg] (or None) of the predictor matrix:
-        (ρ + dt α) M and (dt β + dt² κ) K."""
+        (ρ + dt α) M and (dt β + dt² κ) K, plus dt² k J with ``jumps`` (the nonconforming model's
+        jump energy, ``ClothModel.conformity``)."""
         mat, m = self.model.material, self.model.area_mass
         diag = (mat.rho + dt * mat.alpha) * m
         stiff = dt * mat.beta + dt * dt * mat.kappa
         S = stiff * self.model.bending if stiff > 0 and self.model.bending.nnz else None
-        J = self.model.conformity
-        if J is not None:  # the nonconforming model's jump energy (isocloth.fem.nonconforming)
+        J = self.model.conformity if jumps else None
+        if J is not None:
             S = dt * dt * J if S is None else (S + dt * dt * J).tocsr()
         return diag, S
 
@@ -127,9 +128,8 @@ class Predictor:
         About 20 dt² κ / (ρ h⁴) on a uniform grid of spacing h; above ~2 a mass-metric projection
         makes the nodes jitter (docs/design/bending.md).
         """
-        diag, S = self._matrix(dt)
-        if self.model.conformity is not None:  # the jump energy needs no implicit metric (docs/design/nonconforming.md)
-            S = S - dt * dt * self.model.conformity if S is not None else None
+        # bending and Rayleigh β only: the jump energy needs no implicit metric (docs/design/nonconforming.md)
+        diag, S = self._matrix(dt, jumps=False)
         if S is None:
             return 0.0
         d = np.asarray(S.diagonal())
