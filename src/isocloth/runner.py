@@ -318,16 +318,16 @@ def start_report(scene: Scene) -> dict:
     from isocloth.contact.intersection import face_intersections
     from isocloth.mesh.topology import element_areas, rest_element_areas
 
-    model, x = scene.model, scene.initial_state.x
-    mesh = model.mesh
+    model, x_nodes = scene.model, scene.initial_state.x
+    mesh, x = model.surface_mesh, model.surface_positions(x_nodes)
     rest, now = float(rest_element_areas(mesh).sum()), float(element_areas(mesh, x).sum())
     out: dict = {"rest_area": rest, "area": now, "area_mismatch": abs(now - rest) / rest if rest > 0 else 0.0}
     ctl = model.control(0.0)
     g = model.grasp_nodes if ctl.grasp_nodes is None else ctl.grasp_nodes
-    out["grasp_offset"] = float(np.linalg.norm(x[g] - ctl.grasp_targets, axis=1).max()) if g.size else 0.0
+    out["grasp_offset"] = float(np.linalg.norm(x_nodes[g] - ctl.grasp_targets, axis=1).max()) if g.size else 0.0
     dist = [float(obs.signed_distance(x, 0.0).min()) for obs in model.obstacles]
     out["closest_obstacle"] = min(dist) if dist else None
-    inside = {name: int(nodes.size) for name, nodes, _ in nodes_inside(model, x)}
+    inside = {name: int(nodes.size) for name, nodes, _ in nodes_inside(model, x_nodes)}
     out["nodes_inside"] = inside
     out["intersecting_faces"] = int(len(face_intersections(x, mesh.triangles, mesh.quads)))
     notes = []

@@ -5,7 +5,9 @@ import numpy as np
 import pytest
 
 from isocloth import ModelBuilder, Stepper
-from isocloth.mesh.generators import rectangle
+from isocloth.contact.obstacles.sphere import ObstacleSphere
+from isocloth.contact.rows import inequality_rows
+from isocloth.mesh.generators import perturbed, rectangle
 from isocloth.model import fabric
 from isocloth.scenes.loader import load_scene
 
@@ -77,6 +79,54 @@ def test_run_folder_holds_the_surface(tmp_path):
     from isocloth.runner import render_run
 
     assert render_run(tmp_path / "run", tmp_path / "video.gif", size=(64, 48)).is_file()
+
+
+def _sheet_over_sphere():
+    mesh = perturbed(rectangle(0.5, 0.5, 9, 9), 0.002, seed=4, rest="perturbed").transformed(
+        translation=(0.03, 0.0, 0.2))
+    b = ModelBuilder().set_cloth(mesh, fabric("light-cotton"), constraint_model="nonconforming")
+    return b.add_obstacle(ObstacleSphere(center=(0, 0, 0), radius=0.15, mu=0.3)).finalize()
+
+
+def test_contact_rows_act_on_the_ghost_surface():
+    """The contacts are those of the ghost vertices inside the sphere, each a row on the midpoints that
+    define its vertex: A_I Δy = ν·(G Δy)_v."""
+    model = _sheet_over_sphere()
+    y = model.initial_positions - [0.0, 0.0, 0.06]  # the ghost's middle 1 cm inside the sphere
+    R, A_I, _ = inequality_rows(model, y, 0.0, 0.0)
+    ghost = model.surface_positions(y)
+    inside = np.flatnonzero(model.obstacles[0].signed_distance(ghost, 0.0) < 0)
+    contact = np.flatnonzero(R.keys >= 0)  # node-obstacle rows
+    assert contact.size == inside.size > 0
+    assert np.allclose(R.jacobian(model.node_count).toarray(), A_I.toarray())
+    G = model.surface_map.toarray()
+    W = np.zeros((contact.size, model.node_count))
+    r, k = np.nonzero(R.nodes[contact] >= 0)
+    W[r, R.nodes[contact][r, k]] = R.weights[contact][r, k]
+    match = np.abs(W[:, None, :] - G[None, :, :]).max(axis=2)  # which ghost vertex each row is
+    assert match.min(axis=1).max() < 1e-12
+    assert set(match.argmin(axis=1).tolist()) == set(inside.tolist())
+    d = np.random.default_rng(0).normal(size=y.shape)
+    nu_Gd = np.einsum("kd,kd->k", R.normal[contact], (G @ d)[match.argmin(axis=1)])
+    assert np.allclose(A_I[contact] @ d.ravel(), nu_Gd)
+
+
+def test_sheet_dropped_on_a_sphere_keeps_its_ghost_outside():
+    """0.5 s of a sheet falling onto a sphere and draping over it: no ghost vertex more than the
+    penetration tolerance inside the sphere, every element's edges within 0.1 % of rest."""
+    model = _sheet_over_sphere()
+    st = Stepper(model, dt=0.01)
+    s = model.initial_state()
+    worst, deepest, touched = 0.0, 0.0, 0
+    for _ in range(50):
+        s, info = st.step(s)
+        assert info.converged
+        worst = max(worst, float(np.abs(model.nonconforming.element_strain(s.x)).max()))
+        h = model.obstacles[0].signed_distance(model.surface_positions(s.x), s.t)
+        deepest, touched = min(deepest, float(h.min())), max(touched, info.contact_count)
+    assert touched > 10
+    assert worst < 1e-3
+    assert deepest > -1e-3
 
 
 @pytest.mark.slow

@@ -42,8 +42,9 @@ class ContactRows:
     Attributes
     ----------
     keys : (c,) int64, stable row identifiers (contacts ≥ 0, collision rows < 0)
-    nodes : (c, 4) int64, cloth node of each weight slot (−1: unused)
-    weights : (c, 4) float64, signed weights w
+    nodes : (c, s) int64, cloth node of each weight slot (−1: unused); s = 4 on the nodes
+        themselves, wider for rows on a surface that is a linear map of the nodes (:meth:`on_nodes`)
+    weights : (c, s) float64, signed weights w
     normal : (c, 3) float64, unit normals ν
     gap : (c,) float64 [m], H at the iterate (≥ 0 feasible)
     mu : (c,) float64, friction coefficient
@@ -85,6 +86,28 @@ class ContactRows:
                           -collisions.obstacle_velocity))
         cols = list(zip(*parts))
         return cls(*(np.concatenate(col) if len(col) > 1 else col[0] for col in cols), self_count=k)
+
+    def on_nodes(self, surface_map: sp.csr_matrix) -> "ContactRows":
+        """The same rows with their weights moved from surface vertices to the nodes that define them:
+        ``surface_map`` G (n_v, n) csr gives vertex v as Σ_j G_vj x_j, so the row ν·Σ_i w_i x_{v_i}
+        becomes ν·Σ_j (Σ_i w_i G_{v_i j}) x_j. The slots widen to the largest support; unused slots
+        are −1 with weight 0."""
+        c = self.count
+        used = self.nodes >= 0
+        r, s = np.nonzero(used)
+        W = sp.csr_matrix((self.weights[r, s], (r, self.nodes[r, s])), shape=(c, surface_map.shape[0]))
+        N = (W @ surface_map).tocsr()
+        N.eliminate_zeros()
+        per_row = np.diff(N.indptr)
+        width = max(int(per_row.max(initial=0)), 1)
+        nodes = np.full((c, width), -1, dtype=np.int64)
+        weights = np.zeros((c, width))
+        row = np.repeat(np.arange(c), per_row)
+        slot = np.arange(N.nnz) - np.repeat(N.indptr[:-1], per_row)
+        nodes[row, slot] = N.indices
+        weights[row, slot] = N.data
+        return ContactRows(self.keys, nodes, weights, self.normal, self.gap, self.mu, self.velocity,
+                           self_count=self.self_count)
 
     @property
     def contact_count(self) -> int:
@@ -225,15 +248,20 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     the element stretch limits near their bound (``model.stretch_limits``, :func:`stretch_limit_rows`)
     except the ``held`` ones (limit indices, already equality rows).
 
+    Detection runs on the cloth's surface (``model.surface_mesh`` at ``model.surface_positions``);
+    for a model whose surface is a linear map of its nodes (``model.surface_map``, the ghost of the
+    nonconforming model) the rows are returned on the nodes (:meth:`ContactRows.on_nodes`), while
+    ``collisions``, ``faces`` and ``collision_jacobian`` stay on the surface's vertices.
+
     Parameters
     ----------
-    model : ClothModel (obstacles, inverse masses)
-    x : (n, 3) float64 [m], the iterate
+    model : ClothModel (obstacles, surface, inverse masses)
+    x : (n, 3) float64 [m], the iterate (node positions)
     t : float [s], time of the obstacles' positions
     margin : float [m], contact detection margin
     collisions : CollisionRows of the observation set (frozen normals and weights), optional
     faces : (f, 3|4) int64 faces for the midpoint rows (``mesh_faces``), or None
-    collision_jacobian : (s, 3n) csr of ``collisions`` from an earlier call with the same set, reused
+    collision_jacobian : (s, 3n_v) csr of ``collisions`` from an earlier call with the same set, reused
         (the midpoint and stretch-limit rows change at every iterate; their Jacobian is rebuilt)
     held : (h,) int64, stretch limits left out (see above)
     x_prev, t_prev : (n, 3) float64 [m] and float [s], optional: the positions at the start of the
@@ -244,8 +272,12 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
     -------
     (ContactRows, A_I (m, 3n) csr, the Jacobian of the weighted rows to pass back next time or None)
     """
+    G = model.surface_map  # the rows act on the cloth's surface (the ghost of the nonconforming model)
+    if G is not None:
+        x = model.surface_positions(x)
+        x_prev = None if x_prev is None else model.surface_positions(x_prev)
     n = x.shape[0]
-    free_mask = model.inverse_masses > 0
+    free_mask = model.surface_free_mask
     contacts = detect_contacts(model.obstacles, x, t, margin, nodes=np.flatnonzero(free_mask), x_prev=x_prev,
                                t_prev=t_prev)
     observed = collisions if collisions is not None and collisions.count else None
@@ -267,4 +299,6 @@ def inequality_rows(model, x: np.ndarray, t: float, margin: float, collisions: C
         collision_jacobian = None
     blocks += [p.jacobian(n) for p in per_iterate]
     A_I = blocks[0] if len(blocks) == 1 else sp.vstack(blocks, format="csr")
+    if G is not None:
+        R, A_I = R.on_nodes(G), (A_I @ model.surface_map_xyz).tocsr()
     return R, A_I, collision_jacobian

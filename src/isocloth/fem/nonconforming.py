@@ -50,7 +50,7 @@ from isocloth.mesh.mesh import Mesh
 __all__ = ["CrouzeixRaviart", "crouzeix_raviart", "split_quads", "jump_operator", "conformity_matrix", "JUMP_WEIGHT",
            "CONFORMITY_STIFFNESS"]
 
-CONFORMITY_STIFFNESS = 100.0
+CONFORMITY_STIFFNESS = 1000.0
 """k [N/m] of the jump energy ½ k yᵀ J y (:func:`conformity_matrix`) in models built by
 ``ModelBuilder`` (docs/design/nonconforming.md)."""
 
@@ -277,24 +277,44 @@ def crouzeix_raviart(mesh: Mesh) -> CrouzeixRaviart:
 
 
 def jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
-    """D (3t, E) csr float64 [dimensionless]: the jump of every triangle's affine map at its corner k against
-    the ghost vertex there, c_{t,k}(y) − x_v(y), in row 3t + k (apply it to each coordinate of y)."""
-    fe, tri = cr.face_edges, cr.triangles
-    t = tri.shape[0]
-    rows = np.repeat(np.arange(3 * t), 3)
-    cols = np.stack([fe[:, [1, 2, 0]].ravel(), fe[:, [2, 0, 1]].ravel(), fe.ravel()], axis=1).ravel()
-    C = sp.csr_matrix((np.tile([1.0, 1.0, -1.0], 3 * t), (rows, cols)), shape=(3 * t, cr.unknown_count))
-    return (C - cr.ghost_map[tri.ravel()]).tocsr()
+    """D (i, E) csr float64 [dimensionless]: the jump across every interior edge, one row per edge
+    shared by two triangles t1, t2 (``interior_edges`` order): the difference of their affine maps at
+    the edge's first vertex v, c_{t1,v}(y) − c_{t2,v}(y), with c_{t,v} = y_a + y_b − y_o (a, b the
+    edges of t at v, o the one opposite). Apply it to each coordinate of y.
+
+    The two maps agree at the edge's midpoint (both pass through y_e), so the jump at the other end
+    is the negative of this one: the row measures the whole mismatch along the edge (the jump of
+    the Crouzeix–Raviart interior penalty), on the four other midpoints of t1 and t2."""
+    fe = cr.face_edges
+    t = fe.shape[0]
+    owner = np.repeat(np.arange(t), 3)
+    slot = np.tile(np.arange(3), t)
+    order = np.argsort(fe.ravel(), kind="stable")
+    e_sorted = fe.ravel()[order]
+    interior = np.flatnonzero(np.bincount(fe.ravel(), minlength=cr.unknown_count) == 2)
+    first = np.searchsorted(e_sorted, interior)
+    sides = []
+    for j in (0, 1):  # the two triangles of each interior edge
+        tri, k_e = owner[order[first + j]], slot[order[first + j]]
+        v = cr.edges[interior, 0]
+        k = np.argmax(cr.triangles[tri] == v[:, None], axis=1)  # the corner of t at v
+        sides.append(np.stack([fe[tri, (k + 1) % 3], fe[tri, (k + 2) % 3], fe[tri, k]], axis=1))
+    rows = np.repeat(np.arange(interior.size), 6)
+    cols = np.concatenate(sides, axis=1).ravel()
+    vals = np.tile([1.0, 1.0, -1.0, -1.0, -1.0, 1.0], interior.size)
+    return sp.csr_matrix((vals, (rows, cols)), shape=(interior.size, cr.unknown_count))  # y_e cancels
 
 
-JUMP_WEIGHT = 1.0 / 6.0
-"""(A_t / 3) / h_t² with h_t² = 2 A_t: the weight of every squared corner jump in :func:`conformity_matrix`."""
+JUMP_WEIGHT = 1.0 / 12.0
+"""Weight w of every squared edge jump in :func:`conformity_matrix`. With it a field that alternates
+by ±a from triangle to triangle around a vertex of N triangles (the medial triangles'
+counter-rotation) costs ½ k N a² / 6 there, the per-corner mismatch (A_t/3) ‖c_{t,v} − x_v‖² / (2 A_t)
+summed over the vertex's triangles (docs/design/nonconforming.md §3)."""
 
 
 def conformity_matrix(cr: CrouzeixRaviart) -> sp.csr_matrix:
-    """J (E, E) csr float64 [dimensionless]: ½ k yᵀ J y = ½ k Σ_t (A_t/3) Σ_k ‖c_{t,k} − x_v‖² / h_t²
-    (h_t² = 2 A_t, so every term has the weight :data:`JUMP_WEIGHT`), the mismatch of neighbouring
-    elements at the vertices measured as a strain, with a membrane stiffness k [N/m]. Zero on every
-    conforming field (y = P x)."""
+    """J (E, E) csr float64 [dimensionless]: ½ k yᵀ J y = ½ k w Σ_e ‖j_e(y)‖² over the interior edges
+    (:func:`jump_operator`, w = :data:`JUMP_WEIGHT`), the mismatch of neighbouring elements measured
+    as a strain, with a membrane stiffness k [N/m]. Zero on every conforming field (y = P x)."""
     D = jump_operator(cr)
     return (JUMP_WEIGHT * (D.T @ D)).tocsr()

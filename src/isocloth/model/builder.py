@@ -250,7 +250,7 @@ class ModelBuilder:
         E = cr.unknown_count
         pairs, lengths = cr.medial_pairs()
         cons = length_constraints(pairs, lengths, E)
-        check_thickness(rect, rect.vertices, self._self_collision)
+        check_thickness(cr.ghost_mesh, mesh.vertices, self._self_collision)  # contacts act on the ghost
         grasps, taken = [], set()
         for g in self._grasps:
             star = [int(e) for v in g.nodes for e in cr.star_edges(v) if int(e) not in taken]

@@ -20,7 +20,7 @@ __all__ = ["ClothModel", "SelfCollisionOptions"]
 
 GRASP_VARIANTS = 16
 """Models of other grasp sets kept per model (:meth:`ClothModel.with_grasped_nodes`)."""
-_GRASP_FREE_CACHE = ("held", "collision_detector", "membrane", "conformity", "jump_rows")
+_GRASP_FREE_CACHE = ("held", "collision_detector", "membrane", "conformity", "jump_rows", "surface_map_xyz")
 """Cached parts of a model that do not depend on which nodes are grasped."""
 
 
@@ -203,6 +203,33 @@ class ClothModel:
         return x if self.nonconforming is None else self.nonconforming.ghost(x)
 
     @property
+    def surface_map(self) -> sp.csr_matrix | None:
+        """G (n_v, n) csr float64: the linear map from node positions to the vertices of
+        :attr:`surface_mesh` (the nonconforming model's ghost map), or None when the surface is
+        the mesh of the nodes itself. Contacts, self-collisions and thin obstacles act on the surface
+        (:mod:`isocloth.step.contact_projection`); a row on surface vertices is a row on nodes through G."""
+        return None if self.nonconforming is None else self.nonconforming.ghost_map
+
+    @property
+    def surface_map_xyz(self) -> sp.csr_matrix | None:
+        """G ⊗ I3 (3 n_v, 3 n) csr float64: :attr:`surface_map` on interleaved coordinates (the
+        columns of a Jacobian on surface vertices times it give the Jacobian on nodes); None with it."""
+        if self.surface_map is None:
+            return None
+        if "surface_map_xyz" not in self._cache:
+            self._cache["surface_map_xyz"] = sp.kron(self.surface_map, sp.identity(3), format="csr")
+        return self._cache["surface_map_xyz"]
+
+    @property
+    def surface_free_mask(self) -> np.ndarray:
+        """(n_v,) bool: the vertices of :attr:`surface_mesh` that the dynamics move (those whose
+        position depends on a free node; :attr:`free_mask` when the surface is the mesh)."""
+        G = self.surface_map
+        if G is None:
+            return self.free_mask
+        return np.asarray(abs(G) @ self.free_mask.astype(np.float64)).ravel() > 0.0
+
+    @property
     def grasp_nodes(self) -> np.ndarray:
         """Grasped node indices (g,) int64, in Control.grasp_targets order."""
         return self.schedule.node_ids
@@ -302,13 +329,13 @@ class ClothModel:
 
     @property
     def collision_detector(self):
-        """The :class:`~isocloth.contact.self_collision.SelfCollisions` detector of this model
-        (cloth triangles with quads split, τ0, μ_cloth, the thin obstacles and the obstacles' corners
+        """The :class:`~isocloth.contact.self_collision.SelfCollisions` detector of this model's
+        :attr:`surface_mesh` (cloth triangles with quads split, τ0, μ_cloth, the thin obstacles and the obstacles' corners
         and edges; self pairs only when ``self_collision.enabled``), built once per model; None
         when there is neither self-collision nor a thin obstacle nor an obstacle with corners."""
         if "collision_detector" not in self._cache:
             self._cache["collision_detector"] = _collision_detector(
-                self.mesh, self.self_collision, self.thin_obstacles + self.obstacle_features)
+                self.surface_mesh, self.self_collision, self.thin_obstacles + self.obstacle_features)
         return self._cache["collision_detector"]
 
     @property
@@ -377,7 +404,7 @@ class ClothModel:
         if self_collision is not None:
             if not isinstance(self_collision, SelfCollisionOptions):
                 raise ValueError(f"self_collision must be a SelfCollisionOptions, got {type(self_collision).__name__}")
-            check_thickness(self.mesh, self.initial_positions, self_collision)
+            check_thickness(self.surface_mesh, self.surface_positions(self.initial_positions), self_collision)
             changes["self_collision"] = self_collision
         if material is not None:
             if material.shear_stiffness > 0 and self.shear_rows is None:

@@ -639,9 +639,12 @@ projection would push it out within one step (tens of m/s)."""
 def nodes_inside(model, x: np.ndarray, depth: float = START_INSIDE) -> list[tuple[str, np.ndarray, np.ndarray]]:
     """For each obstacle of ``model`` that has cloth nodes of x (n, 3) [m] more than ``depth`` [m]
     inside it at t = 0: (obstacle name, node indices (k,) int64, their depths (k,) float64 [m]).
+    Nodes are the vertices of the cloth's surface (``model.surface_mesh`` at
+    ``model.surface_positions(x)``).
 
     Surface obstacles (``model.obstacles``) by their signed distance; thin obstacles
     (``model.thin_obstacles``: points, sticks, polylines, segments) by :func:`nodes_near_thin`."""
+    x = model.surface_positions(x)
     thin = [(name, nodes, d) for name, nodes, d, _ in nodes_near_thin(model, x, depth)]
     return _inside_surfaces(model, x, depth) + thin
 
@@ -659,7 +662,7 @@ def _inside_surfaces(model, x: np.ndarray, depth: float) -> list[tuple[str, np.n
 
 def nodes_near_thin(model, x: np.ndarray,
                     depth: float = START_INSIDE) -> list[tuple[str, np.ndarray, np.ndarray, float]]:
-    """For each thin obstacle of ``model`` (``model.thin_obstacles``) that the cloth at x (n, 3) [m]
+    """For each thin obstacle of ``model`` (``model.thin_obstacles``) that the cloth's surface at x (n_v, 3) [m]
     comes within its radius r of at t = 0 by more than min(``depth``, r/2) [m] — an obstacle point
     near a cloth face, an obstacle segment near a cloth edge, or a segment through a face:
     (obstacle name, the nodes (k,) int64 of those faces and edges, their depths r − distance (k,)
@@ -671,7 +674,7 @@ def nodes_near_thin(model, x: np.ndarray,
     from isocloth.contact._intersection_kernels import segment_triangle
     from isocloth.contact.broadphase import _swept, box_pairs, mesh_edges
 
-    tri = np.ascontiguousarray(model.mesh.triangulated_faces(), dtype=np.int64)
+    tri = np.ascontiguousarray(model.surface_mesh.triangulated_faces(), dtype=np.int64)
     edges = mesh_edges(tri)
     n = x.shape[0]
     none = np.zeros((0, 4), dtype=np.int64)
@@ -710,7 +713,8 @@ def nodes_near_thin(model, x: np.ndarray,
 def _check_start_outside(model, x: np.ndarray, force: bool) -> None:
     """SceneError (a UserWarning with ``force``) when nodes of x (n, 3) [m] start more than
     ``START_INSIDE`` inside an obstacle, or the cloth starts within the radius of a thin obstacle
-    (:func:`nodes_near_thin`)."""
+    (:func:`nodes_near_thin`); nodes are the vertices of ``model.surface_mesh``."""
+    x = model.surface_positions(x)
     found = [(*f, None) for f in _inside_surfaces(model, x, START_INSIDE)] + nodes_near_thin(model, x)
     for name, nodes, depth, radius in found:
         i = int(np.argmax(depth))

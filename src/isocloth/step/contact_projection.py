@@ -333,7 +333,11 @@ class ContactProjection:
         crossings = CollisionRows.empty()
         step_max = np.inf
         A_coll = None  # Jacobian of the collision rows (constant while the set does not change)
-        faces = mesh_faces(model.mesh) if self.face_midpoints and model.obstacles else None
+        faces = mesh_faces(model.surface_mesh) if self.face_midpoints and model.obstacles else None
+        # collisions are detected on the cloth's surface (the nonconforming model's ghost: rows on its
+        # vertices act on the nodes through model.surface_map, see inequality_rows)
+        surface_free = model.surface_free_mask
+        xs_prev = model.surface_positions(x_prev)
         best = (np.inf, None, None, None, None, None)  # smallest residual after a QP: returned if not converged
         contact_impulse = np.zeros((n, 3))  # Σ of the QPs' A_Iᵀγ + f (contact rows and friction)
         settled_keys = None  # row keys of the linearisation whose friction loop settled at the current x
@@ -349,7 +353,8 @@ class ContactProjection:
             cand = None
             if det is not None:
                 # Collisions_ω(φⁿ →Δt φ_j) join the observation set (thesis Algorithm 2, lines 2, 12)
-                cand, found = collisions.observe(det, x_prev, x, omega=omega, t_prev=t - dt, t=t, free_mask=free_mask,
+                cand, found = collisions.observe(det, xs_prev, model.surface_positions(x), omega=omega, t_prev=t - dt,
+                                                 t=t, free_mask=surface_free,
                                                  penetration_tolerance=self.penetration_tolerance)
                 if found:
                     A_coll = None
@@ -407,7 +412,7 @@ class ContactProjection:
                     tic = time.perf_counter()
                     crossings = det.narrow_phase(cand, omega=0.0, proximity=False)
                     if crossings.count:
-                        crossings = crossings.take(crossings.movable(free_mask))
+                        crossings = crossings.take(crossings.movable(surface_free))
                     stats.detection_time += time.perf_counter() - tic
                 if done:
                     status = SolveStatus.CONVERGED

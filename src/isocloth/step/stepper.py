@@ -653,7 +653,8 @@ class Stepper:
             _, c = self.solver._evaluator(model.constraints, rows)(x)
             if float(np.max(np.abs(c) / model.constraints.scale[rows])) > self.solver.tolerance:
                 return False
-        return all(float(o.signed_distance(x, t).min()) >= -self._accuracy_length for o in model.obstacles)
+        xs = model.surface_positions(x)
+        return all(float(o.signed_distance(xs, t).min()) >= -self._accuracy_length for o in model.obstacles)
 
     def _advance(self, state: State, control: Control, dt: float) -> tuple[State, StepInfo]:
         """One step of size dt to ``control`` (no substepping; wall_time not set)."""
