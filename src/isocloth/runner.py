@@ -312,9 +312,11 @@ def start_report(scene: Scene) -> dict:
     of a grasped node from its target at t = 0; ``closest_obstacle`` [m], the smallest signed
     distance of a node to an obstacle; ``nodes_inside``, obstacle name → number of nodes starting more
     than 1 mm inside it (only a forced start has any: :func:`~isocloth.scenes.loader.build_scene`);
-    ``intersecting_faces``, pairs of faces crossing at t = 0; ``warnings``, one sentence per finding
-    that deserves attention (area mismatch above ``START_AREA_MISMATCH``, a grasp offset above 1 cm,
-    intersecting faces)."""
+    ``intersecting_faces``, pairs of faces crossing at t = 0; ``self_collision_thickness`` [m] when
+    self-collisions run with the thickness derived from the mesh
+    (:func:`~isocloth.model.model.default_thickness`); ``warnings``, one sentence per finding that
+    deserves attention (area mismatch above ``START_AREA_MISMATCH``, a grasp offset above 1 cm, a
+    derived thickness below the default, intersecting faces)."""
     from isocloth.contact.intersection import face_intersections
     from isocloth.mesh.topology import element_areas, rest_element_areas
 
@@ -341,6 +343,16 @@ def start_report(scene: Scene) -> dict:
                      "the first step pushed them out")
     if out["grasp_offset"] > 0.01:
         notes.append(f"a grasped node starts {out['grasp_offset']:.3g} m from its target: the first step pulls it there")
+    spec = getattr(scene.config, "self_collision", None)
+    if spec is not None and spec.enabled and spec.thickness is None:
+        from isocloth.model.model import DEFAULT_THICKNESS
+
+        tau = model.self_collision.thickness
+        out["self_collision_thickness"] = tau
+        if tau < DEFAULT_THICKNESS:
+            notes.append(f"self-collision thickness {1e3 * tau:.3g} mm, a quarter of the smallest distance between "
+                         "non-adjacent primitives of the mesh (the scene gives none; self_collision.thickness sets "
+                         "it)")
     if out["intersecting_faces"]:
         notes.append(f"{out['intersecting_faces']} pairs of faces intersect at t = 0 (isocloth info lists them); "
                      "self-collisions cannot separate them")

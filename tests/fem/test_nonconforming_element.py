@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from isocloth.fem.bending import bending_matrix
-from isocloth.fem.nonconforming import conformity_matrix, crouzeix_raviart, split_quads
+from isocloth.fem.nonconforming import conformity_matrix, crouzeix_raviart, edge_jump_operator, split_quads
 from isocloth.mesh.generators import irregular_rectangle, rectangle
 from isocloth.mesh.io import read_mesh
 from isocloth.mesh.quality import validate_mesh
@@ -107,6 +107,24 @@ def test_conformity_energy_sees_only_jumps(element):
     y2 = y.copy()
     y2[interior[0], 2] += 0.01
     assert float(np.einsum("ij,ij->", y2, J @ y2)) > 0
+
+
+def test_edge_jumps_are_the_mismatch_across_each_interior_edge(element):
+    """One row per interior edge: the difference of the two triangles' affine maps at the edge's first
+    vertex, which is minus the difference at its second vertex; zero on conforming states."""
+    mesh, cr = element
+    De = edge_jump_operator(cr)
+    shared = np.flatnonzero(np.bincount(cr.face_edges.ravel(), minlength=cr.unknown_count) == 2)
+    assert De.shape == (shared.size, cr.unknown_count) and np.all(np.diff(De.indptr) == 4)
+    y = cr.midpoints(_bent(mesh.vertices))
+    assert np.abs(De @ y).max() < 1e-12
+    y = y + np.random.default_rng(1).normal(scale=0.01, size=y.shape)
+    corner = lambda t, v: sum(y[e] * (-1.0 if v not in cr.edges[e] else 1.0) for e in cr.face_edges[t])  # noqa: E731
+    for row, e in enumerate(shared[:20]):
+        t1, t2 = np.flatnonzero((cr.face_edges == e).any(axis=1))
+        v, w = cr.edges[e]
+        jv, jw = corner(t1, v) - corner(t2, v), corner(t1, w) - corner(t2, w)
+        assert np.allclose(np.abs(De[row] @ y), np.abs(jv)) and np.allclose(jv, -jw)
 
 
 def test_rectified_mesh_is_a_valid_surface(element):

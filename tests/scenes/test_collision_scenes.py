@@ -70,6 +70,43 @@ def test_thickness_above_the_mesh_spacing_is_a_named_error(tmp_path):
     load_scene(_scene(tmp_path, '[self_collision]\nthickness = "3.5 cm"'))  # just below: accepted
 
 
+def _two_layers(tmp_path, gap):
+    """An OBJ of two 0.2 m squares (2 × 2 quads each), one ``gap`` [m] above the other."""
+    lines = []
+    for z in (0.0, gap):
+        lines += [f"v {0.1 * i - 0.1} {0.1 * j - 0.1} {0.5 + z}" for j in range(3) for i in range(3)]
+    for base in (1, 10):
+        lines += [f"f {base + j * 3 + i} {base + j * 3 + i + 1} {base + (j + 1) * 3 + i + 1} {base + (j + 1) * 3 + i}"
+                  for j in range(2) for i in range(2)]
+    (tmp_path / "layers.obj").write_text("\n".join(lines) + "\n")
+    return tmp_path / "layers.obj"
+
+
+def test_thickness_is_derived_from_a_mesh_too_close_for_the_default(tmp_path):
+    """Layers 0.8 mm apart and no thickness given: τ0 = 0.2 mm (a quarter of the gap), named in the start
+    report; a mesh whose primitives are far apart gets 5 mm; a thickness given above the gap stays an error."""
+    from isocloth.runner import start_report
+
+    _two_layers(tmp_path, 0.0008)
+    text = BASE.format(extra="[self_collision]").replace(
+        'mesh = { generator = "rectangle", width = 0.4, height = 0.4, nx = 9, ny = 9 }', 'mesh = { file = "layers.obj" }')
+    (tmp_path / "layers.toml").write_text(text)
+    sc = load_scene(tmp_path / "layers.toml")
+    assert sc.model.self_collision.thickness == pytest.approx(0.0002, rel=1e-6)
+    report = start_report(sc)
+    assert report["self_collision_thickness"] == pytest.approx(0.0002, rel=1e-6)
+    assert any("0.2 mm" in w and "self_collision.thickness" in w for w in report["warnings"])
+    state = sc.initial_state
+    for _ in range(3):  # the layers fall together: no crossing, no error
+        state, info = sc.stepper.step(state)
+        assert info.converged
+    far = load_scene(_scene(tmp_path, "[self_collision]"))
+    assert far.model.self_collision.thickness == 0.005
+    (tmp_path / "given.toml").write_text(text.replace("[self_collision]", '[self_collision]\nthickness = "1 mm"'))
+    with pytest.raises(SceneError, match=r"self_collision\.thickness.*0\.001 m is not smaller than 0\.0008"):
+        load_scene(tmp_path / "given.toml")
+
+
 # ------------------------------------------------------------------ thin obstacles
 STICK = """
 [[obstacles]]

@@ -48,7 +48,7 @@ import scipy.sparse as sp
 from isocloth.mesh.mesh import Mesh
 
 __all__ = ["CrouzeixRaviart", "crouzeix_raviart", "split_quads", "jump_operator", "conformity_matrix", "JUMP_WEIGHT",
-           "CONFORMITY_STIFFNESS"]
+           "CONFORMITY_STIFFNESS", "edge_jump_operator", "EDGE_JUMP_WEIGHT"]
 
 CONFORMITY_STIFFNESS = 1000.0
 """k [N/m] of the jump energy ½ k yᵀ J y (:func:`conformity_matrix`) in models built by
@@ -277,6 +277,22 @@ def crouzeix_raviart(mesh: Mesh) -> CrouzeixRaviart:
 
 
 def jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
+    """D (3t, E) csr float64 [dimensionless]: the jump of every triangle's affine map at its corner k
+    against the ghost vertex v there, c_{t,k}(y) − x_v(y) with c_{t,k} = y_a + y_b − y_o (a, b the
+    edges of t at the corner, o the one opposite), in row 3t + k (apply it to each coordinate of y)."""
+    fe, tri = cr.face_edges, cr.triangles
+    t = tri.shape[0]
+    rows = np.repeat(np.arange(3 * t), 3)
+    cols = np.stack([fe[:, [1, 2, 0]].ravel(), fe[:, [2, 0, 1]].ravel(), fe.ravel()], axis=1).ravel()
+    C = sp.csr_matrix((np.tile([1.0, 1.0, -1.0], 3 * t), (rows, cols)), shape=(3 * t, cr.unknown_count))
+    return (C - cr.ghost_map[tri.ravel()]).tocsr()
+
+
+JUMP_WEIGHT = 1.0 / 6.0
+"""(A_t / 3) / h_t² with h_t² = 2 A_t: the weight of every squared corner jump in :func:`conformity_matrix`."""
+
+
+def edge_jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
     """D (i, E) csr float64 [dimensionless]: the jump across every interior edge, one row per edge
     shared by two triangles t1, t2 (``interior_edges`` order): the difference of their affine maps at
     the edge's first vertex v, c_{t1,v}(y) − c_{t2,v}(y), with c_{t,v} = y_a + y_b − y_o (a, b the
@@ -302,19 +318,21 @@ def jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
     rows = np.repeat(np.arange(interior.size), 6)
     cols = np.concatenate(sides, axis=1).ravel()
     vals = np.tile([1.0, 1.0, -1.0, -1.0, -1.0, 1.0], interior.size)
-    return sp.csr_matrix((vals, (rows, cols)), shape=(interior.size, cr.unknown_count))  # y_e cancels
+    D = sp.csr_matrix((vals, (rows, cols)), shape=(interior.size, cr.unknown_count))
+    D.eliminate_zeros()  # y_e, in both maps, cancels
+    return D
 
 
-JUMP_WEIGHT = 1.0 / 12.0
-"""Weight w of every squared edge jump in :func:`conformity_matrix`. With it a field that alternates
-by ±a from triangle to triangle around a vertex of N triangles (the medial triangles'
-counter-rotation) costs ½ k N a² / 6 there, the per-corner mismatch (A_t/3) ‖c_{t,v} − x_v‖² / (2 A_t)
-summed over the vertex's triangles (docs/design/nonconforming.md §3)."""
+EDGE_JUMP_WEIGHT = 1.0 / 12.0
+"""Weight w_e of every squared edge jump (:func:`edge_jump_operator`) in the contact QPs' jump rows.
+With it a field that alternates by ±a from triangle to triangle around a vertex of N triangles (the
+medial triangles' counter-rotation) costs ½ k N a² / 6 there, as under :func:`conformity_matrix`."""
 
 
 def conformity_matrix(cr: CrouzeixRaviart) -> sp.csr_matrix:
-    """J (E, E) csr float64 [dimensionless]: ½ k yᵀ J y = ½ k w Σ_e ‖j_e(y)‖² over the interior edges
-    (:func:`jump_operator`, w = :data:`JUMP_WEIGHT`), the mismatch of neighbouring elements measured
-    as a strain, with a membrane stiffness k [N/m]. Zero on every conforming field (y = P x)."""
+    """J (E, E) csr float64 [dimensionless]: ½ k yᵀ J y = ½ k Σ_t (A_t/3) Σ_k ‖c_{t,k} − x_v‖² / h_t²
+    (h_t² = 2 A_t, so every term has the weight :data:`JUMP_WEIGHT`; :func:`jump_operator`), the
+    mismatch of neighbouring elements at the vertices measured as a strain, with a membrane stiffness
+    k [N/m]. Zero on every conforming field (y = P x)."""
     D = jump_operator(cr)
     return (JUMP_WEIGHT * (D.T @ D)).tocsr()

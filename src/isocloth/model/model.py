@@ -24,6 +24,10 @@ _GRASP_FREE_CACHE = ("held", "collision_detector", "membrane", "conformity", "ju
 """Cached parts of a model that do not depend on which nodes are grasped."""
 
 
+DEFAULT_THICKNESS = 0.005
+"""τ0 [m] of self-collisions when a scene gives none and the mesh allows it (:func:`default_thickness`)."""
+
+
 @dataclass(frozen=True)
 class SelfCollisionOptions:
     """Self-collision settings of a model (seed 000 §3.3, §4.1; thesis §3.3–3.4).
@@ -56,7 +60,7 @@ class SelfCollisionOptions:
     """
 
     enabled: bool = True
-    thickness: float = 0.005
+    thickness: float = DEFAULT_THICKNESS
     omega: float = 0.5
     omega_decay: float = 0.9
     max_restarts: int = 5
@@ -180,15 +184,16 @@ class ClothModel:
 
     @property
     def jump_rows(self) -> sp.csr_matrix | None:
-        """D ⊗ I3 (9t, 3n) csr [dimensionless]: the corner jumps of the nonconforming model per coordinate
-        (:func:`isocloth.fem.nonconforming.jump_operator`), the rows of its jump energy in the contact QPs;
-        None without it. Built once per model."""
+        """D_e ⊗ I3 (3i, 3n) csr [dimensionless]: the jump across every interior edge of the nonconforming
+        model per coordinate (:func:`isocloth.fem.nonconforming.edge_jump_operator`), the rows that hold
+        its jump energy in the contact QPs; None without it. Built once per model."""
         if self.conformity is None:
             return None
         if "jump_rows" not in self._cache:
-            from isocloth.fem.nonconforming import jump_operator
+            from isocloth.fem.nonconforming import edge_jump_operator
 
-            self._cache["jump_rows"] = sp.kron(jump_operator(self.nonconforming), sp.identity(3), format="csr")
+            self._cache["jump_rows"] = sp.kron(edge_jump_operator(self.nonconforming), sp.identity(3),
+                                               format="csr")
         return self._cache["jump_rows"]
 
     @property
@@ -495,6 +500,29 @@ def _collision_detector(mesh: Mesh, options: SelfCollisionOptions, thin_obstacle
 
     return SelfCollisions.from_mesh(mesh, thickness=options.thickness, mu=options.mu_cloth,
                                     obstacles=thin_obstacles, self_collision=options.enabled)
+
+
+def default_thickness(mesh: Mesh) -> float:
+    """τ0 [m] for self-collisions of ``mesh`` at its vertices when none is given: ``DEFAULT_THICKNESS``
+    when the smallest distance d between non-adjacent primitives (node–face, edge–edge) exceeds it,
+    else d / 4 (a garment whose panels were modelled a fraction of a millimetre apart), as
+    :func:`check_thickness` advises.
+
+    Raises
+    ------
+    ValueError
+        If two non-adjacent primitives touch (d = 0): no thickness can keep them apart.
+    """
+    from isocloth.contact.self_collision import SelfCollisions
+
+    det = SelfCollisions.from_mesh(mesh, thickness=DEFAULT_THICKNESS)
+    d = det.min_distance(mesh.vertices, cutoff=DEFAULT_THICKNESS * (1.0 + 1e-9))
+    if d > DEFAULT_THICKNESS:
+        return DEFAULT_THICKNESS
+    if not d > 0.0:
+        raise ValueError(f"self-collision thickness: non-adjacent primitives of the initial mesh {mesh.name!r} touch "
+                         "(distance 0): no thickness keeps them apart; separate them or merge their vertices")
+    return 0.25 * d
 
 
 def check_thickness(mesh: Mesh, x: np.ndarray, options: SelfCollisionOptions) -> None:

@@ -571,7 +571,7 @@ def build_scene(cfg: SceneConfig, base_dir: Path | str = ".", *, force: bool = F
     for obs in scene_obstacles(cfg, base_dir):
         b.add_obstacle(obs)
     if cfg.self_collision is not None:
-        b.set_self_collision(cfg.self_collision.options())
+        b.set_self_collision(cfg.self_collision.options(mesh))
     for i, g in enumerate(cfg.grasps):
         where = f"grasps.{i} ({g.name or f'grasp{i}'!r})"
         try:

@@ -363,18 +363,24 @@ class SelfCollisionSpec(_Strict):
     ``enabled = false``; thin obstacles are checked whatever this is."""
 
     enabled: bool = True
-    thickness: Length = Field(default=0.005, gt=0, description="cloth thickness tau0; below the mesh's "
-                              "smallest distance between non-adjacent primitives")
+    thickness: Length | None = Field(default=None, gt=0, description="cloth thickness tau0; below the mesh's "
+                                     "smallest distance between non-adjacent primitives (default: 5 mm, or a "
+                                     "quarter of that distance when it is not above 5 mm)")
     omega: float = Field(default=0.5, ge=0, le=0.5, description="proximity parameter in detection (Coltraro et al. 2024, §3.3)")
     omega_decay: float = Field(default=0.9, gt=0, lt=1, description="omega <- omega_decay * omega on a restart")
     max_restarts: int = Field(default=5, ge=0, description="restarts of a step after a failed omega = 0 check")
     mu: float = Field(default=0.3, ge=0, description="cloth-cloth friction coefficient")
 
-    def options(self):
-        """The equivalent ``SelfCollisionOptions``."""
-        from isocloth.model.model import SelfCollisionOptions
+    def options(self, mesh=None):
+        """The equivalent ``SelfCollisionOptions``; without a ``thickness``, the one
+        :func:`isocloth.model.model.default_thickness` derives from ``mesh`` (the cloth's mesh at its
+        initial positions; 5 mm when None)."""
+        from isocloth.model.model import DEFAULT_THICKNESS, SelfCollisionOptions, default_thickness
 
-        return SelfCollisionOptions(enabled=self.enabled, thickness=self.thickness, omega=self.omega,
+        tau = self.thickness
+        if tau is None:
+            tau = default_thickness(mesh) if mesh is not None and self.enabled else DEFAULT_THICKNESS
+        return SelfCollisionOptions(enabled=self.enabled, thickness=tau, omega=self.omega,
                                     omega_decay=self.omega_decay, max_restarts=self.max_restarts, mu_cloth=self.mu)
 
 

@@ -69,7 +69,7 @@ import scipy.sparse as sp
 
 from isocloth.contact.contacts import mesh_faces
 from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
-from isocloth.fem.nonconforming import JUMP_WEIGHT
+from isocloth.fem.nonconforming import EDGE_JUMP_WEIGHT
 from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, CollisionSet, collision_keys
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
 from isocloth.solvers.friction import FrictionImpulses
@@ -313,10 +313,14 @@ class ContactProjection:
         # the held limits are compliant rows C_e = s_e (:meth:`StretchLimits.compliance`), solved
         # with one slack coordinate s_e of inverse mass α_e each: row C_e − s_e = 0
         soft = np.zeros(limits.count if limits is not None else 0)
-        jump = model.jump_rows  # the nonconforming model's jump energy as compliant rows (or None)
+        # the nonconforming model's jumps as compliant rows (or None), in the edge form: one vector row
+        # per interior edge on four midpoints. Its energy ½ k w_e ‖D_e φ‖² has the zero set of the
+        # predictor's corner form (ClothModel.conformity) and its cost for triangles counter-rotating
+        # about a vertex, while a corner row reaches the vertex's whole fan (docs/design/nonconforming.md §4)
+        jump = model.jump_rows
         soft_jump = np.zeros(jump.shape[0]) if jump is not None else None
-        # slack inverse masses α = 1 / (w k dt²): the rows' energy ½ dt² k w ‖D φ‖² is dt² · ½ k yᵀJy
-        jump_alpha = (np.full(jump.shape[0], 1.0 / (JUMP_WEIGHT * dt * dt * model.conformity_stiffness))
+        # slack inverse masses α = 1 / (w_e k dt²): the rows' energy over the step is dt² · ½ k w_e ‖D_e φ‖²
+        jump_alpha = (np.full(jump.shape[0], 1.0 / (EDGE_JUMP_WEIGHT * dt * dt * model.conformity_stiffness))
                       if jump is not None else None)
         nA = model.active_rows.size
         n = x0.shape[0]
