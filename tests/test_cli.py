@@ -38,6 +38,23 @@ def test_info_names_a_defect(tmp_path):
     assert "non-manifold" in r.stdout.lower() or "unused" in r.stdout.lower()
 
 
+def test_info_flags_a_garment_file_not_in_metres(tmp_path):
+    """The Garment Library shorts written in centimetres (rest area ×10⁴): `isocloth info` names the
+    likely units and the placement scale that undoes them."""
+    from isocloth.mesh.io import read_mesh
+
+    m = read_mesh(BGL / "shorts" / "shorts.obj", rest="geometry")
+    p = tmp_path / "shorts_cm.obj"
+    p.write_text("".join(f"v {a} {b} {c}\n" for a, b, c in 100.0 * m.vertices)
+                 + "".join("f " + " ".join(str(i + 1) for i in f) + "\n" for f in m.triangles))
+    r = runner.invoke(app, ["info", str(p), "--rest", "geometry"])
+    assert r.exit_code == 0, r.output
+    assert "not in metres" in r.stdout and "in centimetres it would be" in r.stdout
+    assert "cloth.placement.scale = 0.01" in r.stdout
+    plain = runner.invoke(app, ["info", str(BGL / "shorts" / "shorts.obj")])
+    assert "not in metres" not in plain.stdout
+
+
 def test_run_render_and_export_round_trip(tmp_path):
     out = tmp_path / "run"
     r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), "--set", "simulation.duration=0.2",

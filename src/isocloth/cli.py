@@ -82,7 +82,7 @@ def info(mesh: Path = typer.Argument(..., help="mesh file (OBJ incl. Garment Lib
     """Print vertices, faces, boundary loops, Euler characteristic, corners, rest area and defects."""
     from isocloth.mesh.io import read_mesh
     from isocloth.mesh.mesh import MeshError
-    from isocloth.mesh.quality import validate_mesh
+    from isocloth.mesh.quality import unit_hint, validate_mesh
     from isocloth.runner import START_AREA_MISMATCH
 
     try:
@@ -107,6 +107,9 @@ def info(mesh: Path = typer.Argument(..., help="mesh file (OBJ incl. Garment Lib
     if mismatch > START_AREA_MISMATCH:
         typer.echo(f"warning: the geometry's area differs from the rest area by {100 * mismatch:.0f} %: the cloth "
                    "would start stretched or compressed; try another --rest (the same as cloth.mesh.rest)")
+    hint = unit_hint(report.rest_area)
+    if hint:
+        typer.echo(f"warning: {hint}")
     if not report.ok or len(crossing):
         raise typer.Exit(1)
 

@@ -315,9 +315,11 @@ def start_report(scene: Scene) -> dict:
     ``intersecting_faces``, pairs of faces crossing at t = 0; ``self_collision_thickness`` [m] when
     self-collisions run with the thickness derived from the mesh
     (:func:`~isocloth.model.model.default_thickness`); ``warnings``, one sentence per finding that
-    deserves attention (area mismatch above ``START_AREA_MISMATCH``, a grasp offset above 1 cm, a
-    derived thickness below the default, intersecting faces)."""
+    deserves attention (area mismatch above ``START_AREA_MISMATCH``, a rest area no cloth has
+    (:func:`~isocloth.mesh.quality.unit_hint`), a grasp offset above 1 cm, a derived thickness below the
+    default, intersecting faces)."""
     from isocloth.contact.intersection import face_intersections
+    from isocloth.mesh.quality import unit_hint
     from isocloth.mesh.topology import element_areas, rest_element_areas
 
     model, x_nodes = scene.model, scene.initial_state.x
@@ -343,6 +345,9 @@ def start_report(scene: Scene) -> dict:
                      "the first step pushed them out")
     if out["grasp_offset"] > 0.01:
         notes.append(f"a grasped node starts {out['grasp_offset']:.3g} m from its target: the first step pulls it there")
+    hint = unit_hint(rest)
+    if hint:
+        notes.append(hint)
     spec = getattr(scene.config, "self_collision", None)
     if spec is not None and spec.enabled and spec.thickness is None:
         from isocloth.model.model import DEFAULT_THICKNESS

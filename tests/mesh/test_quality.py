@@ -226,3 +226,13 @@ def test_two_triangles_folded_flat_onto_each_other_are_both_named():
     v[3] = [0.5, -0.2, 0.0]  # on the other side: the two lie side by side
     assert validate_mesh(Mesh(v, triangles=[[0, 1, 2], [1, 0, 3]])).ok
 
+
+
+def test_unit_hint_names_the_units_that_make_a_cloth_of_the_area():
+    from isocloth.mesh.quality import unit_hint
+
+    assert unit_hint(0.6) is None and unit_hint(0.005) is None
+    big = unit_hint(207.0)  # a garment of ~2 m² written in decimetres, or a small one in centimetres
+    assert "not in metres" in big and "in decimetres it would be 2.07 m²" in big and "scale = 0.01" in big
+    assert "in millimetres" not in big  # 0.000207 m²: no cloth either
+    assert "smaller than any cloth" in unit_hint(2e-5)

@@ -281,6 +281,9 @@ def test_start_report_names_what_deserves_attention():
     assert report["area_mismatch"] == pytest.approx(0.21, rel=1e-6)
     assert report["grasp_offset"] > 0.01
     assert any("rest area" in w for w in report["warnings"]) and any("grasped node" in w for w in report["warnings"])
+    assert not any("not in metres" in w for w in report["warnings"])
+    huge = load_scene("hang-a2", SHORT + ["cloth.placement.scale=30.0"])  # a 12.6 × 17.8 m "A2 sheet"
+    assert any("not in metres" in w and "scale = 0.01" in w for w in start_report(huge)["warnings"])
 
 
 def test_step_warnings_reach_the_console_per_frame_and_the_summary(tmp_path):

@@ -29,6 +29,8 @@ __all__ = [
     "DEGENERATE_LENGTH",
     "FOLD_ANGLE",
     "MAX_COORDINATE",
+    "CLOTH_AREA",
+    "unit_hint",
 ]
 
 #: elements with rest or current area below this [m²] are degenerate
@@ -42,6 +44,26 @@ FOLD_ANGLE = 1e-2
 #: vertices (rest or current) farther than this [m] from the origin are out of range
 MAX_COORDINATE = 1e5
 _SHOW = 3  # offending elements named in a message
+#: rest areas [m²] of cloth pieces: from a 3 cm swatch to a bed sheet (outside, the file's units are suspect)
+CLOTH_AREA = (1e-3, 20.0)
+_UNITS = (("millimetres", 1e-3), ("centimetres", 1e-2), ("inches", 0.0254), ("decimetres", 1e-1))
+
+
+def unit_hint(area: float) -> str | None:
+    """A sentence when a cloth's rest ``area`` [m²] lies outside :data:`CLOTH_AREA` (a file whose
+    coordinates are not in metres), naming the units that bring it inside and the matching
+    ``cloth.placement.scale``; None for a cloth-sized area."""
+    lo, hi = CLOTH_AREA
+    if not (area > 0.0) or lo <= area <= hi:
+        return None
+    if area > hi:
+        fits = [f"in {name} it would be {area * f * f:.3g} m² (cloth.placement.scale = {f:g})"
+                for name, f in _UNITS if lo <= area * f * f <= hi]
+        guess = "; ".join(fits) if fits else "scale it with cloth.placement.scale"
+        return (f"the rest area is {area:.4g} m², larger than any cloth ({lo:g}–{hi:g} m²): the file is probably "
+                f"not in metres; {guess}")
+    return (f"the rest area is {area:.4g} m², smaller than any cloth ({lo:g}–{hi:g} m²): check the file's units "
+            "(isocloth reads coordinates as metres; cloth.placement.scale rescales them)")
 
 
 class NonManifoldEdgeError(MeshError):
