@@ -43,7 +43,8 @@ def test_info_flags_a_garment_file_not_in_metres(tmp_path):
     likely units and the placement scale that undoes them."""
     from isocloth.mesh.io import read_mesh
 
-    m = read_mesh(BGL / "shorts" / "shorts.obj", rest="geometry")
+    shorts = Path(__file__).resolve().parents[1] / "src" / "isocloth" / "data" / "meshes" / "bgl" / "shorts" / "shorts.obj"
+    m = read_mesh(shorts, rest="geometry")
     p = tmp_path / "shorts_cm.obj"
     p.write_text("".join(f"v {a} {b} {c}\n" for a, b, c in 100.0 * m.vertices)
                  + "".join("f " + " ".join(str(i + 1) for i in f) + "\n" for f in m.triangles))
@@ -51,7 +52,7 @@ def test_info_flags_a_garment_file_not_in_metres(tmp_path):
     assert r.exit_code == 0, r.output
     assert "not in metres" in r.stdout and "in centimetres it would be" in r.stdout
     assert "cloth.placement.scale = 0.01" in r.stdout
-    plain = runner.invoke(app, ["info", str(BGL / "shorts" / "shorts.obj")])
+    plain = runner.invoke(app, ["info", str(shorts)])
     assert "not in metres" not in plain.stdout
 
 
