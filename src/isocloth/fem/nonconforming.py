@@ -294,7 +294,7 @@ JUMP_WEIGHT = 1.0 / 6.0
 
 def edge_jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
     """D (i, E) csr float64 [dimensionless]: the jump across every interior edge, one row per edge
-    shared by two triangles t1, t2 (``interior_edges`` order): the difference of their affine maps at
+    shared by two triangles t1, t2 (in ascending edge index): the difference of their affine maps at
     the edge's first vertex v, c_{t1,v}(y) − c_{t2,v}(y), with c_{t,v} = y_a + y_b − y_o (a, b the
     edges of t at v, o the one opposite). Apply it to each coordinate of y.
 
@@ -302,17 +302,15 @@ def edge_jump_operator(cr: CrouzeixRaviart) -> sp.csr_matrix:
     is the negative of this one: the row measures the whole mismatch along the edge (the jump of
     the Crouzeix–Raviart interior penalty), on the four other midpoints of t1 and t2."""
     fe = cr.face_edges
-    t = fe.shape[0]
-    owner = np.repeat(np.arange(t), 3)
-    slot = np.tile(np.arange(3), t)
+    owner = np.repeat(np.arange(fe.shape[0]), 3)
     order = np.argsort(fe.ravel(), kind="stable")
     e_sorted = fe.ravel()[order]
     interior = np.flatnonzero(np.bincount(fe.ravel(), minlength=cr.unknown_count) == 2)
     first = np.searchsorted(e_sorted, interior)
     sides = []
+    v = cr.edges[interior, 0]
     for j in (0, 1):  # the two triangles of each interior edge
-        tri, k_e = owner[order[first + j]], slot[order[first + j]]
-        v = cr.edges[interior, 0]
+        tri = owner[order[first + j]]
         k = np.argmax(cr.triangles[tri] == v[:, None], axis=1)  # the corner of t at v
         sides.append(np.stack([fe[tri, (k + 1) % 3], fe[tri, (k + 2) % 3], fe[tri, k]], axis=1))
     rows = np.repeat(np.arange(interior.size), 6)

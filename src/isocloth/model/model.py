@@ -232,7 +232,9 @@ class ClothModel:
         G = self.surface_map
         if G is None:
             return self.free_mask
-        return np.asarray(abs(G) @ self.free_mask.astype(np.float64)).ravel() > 0.0
+        if "surface_free" not in self._cache:  # depends on the grasps: not in _GRASP_FREE_CACHE
+            self._cache["surface_free"] = np.asarray(abs(G) @ self.free_mask.astype(np.float64)).ravel() > 0.0
+        return self._cache["surface_free"]
 
     @property
     def grasp_nodes(self) -> np.ndarray:
@@ -502,6 +504,14 @@ def _collision_detector(mesh: Mesh, options: SelfCollisionOptions, thin_obstacle
                                     obstacles=thin_obstacles, self_collision=options.enabled)
 
 
+def _primitive_distance(mesh: Mesh, x: np.ndarray, tau: float) -> float:
+    """The smallest distance [m] between non-adjacent primitives (node–face, edge–edge) of ``mesh`` at
+    x (n, 3) [m] among those within τ (inf when none is)."""
+    from isocloth.contact.self_collision import SelfCollisions
+
+    return SelfCollisions.from_mesh(mesh, thickness=tau).min_distance(x, cutoff=tau * (1.0 + 1e-9))
+
+
 def default_thickness(mesh: Mesh) -> float:
     """τ0 [m] for self-collisions of ``mesh`` at its vertices when none is given: ``DEFAULT_THICKNESS``
     when the smallest distance d between non-adjacent primitives (node–face, edge–edge) exceeds it,
@@ -513,10 +523,7 @@ def default_thickness(mesh: Mesh) -> float:
     ValueError
         If two non-adjacent primitives touch (d = 0): no thickness can keep them apart.
     """
-    from isocloth.contact.self_collision import SelfCollisions
-
-    det = SelfCollisions.from_mesh(mesh, thickness=DEFAULT_THICKNESS)
-    d = det.min_distance(mesh.vertices, cutoff=DEFAULT_THICKNESS * (1.0 + 1e-9))
+    d = _primitive_distance(mesh, mesh.vertices, DEFAULT_THICKNESS)
     if d > DEFAULT_THICKNESS:
         return DEFAULT_THICKNESS
     if not d > 0.0:
@@ -537,11 +544,8 @@ def check_thickness(mesh: Mesh, x: np.ndarray, options: SelfCollisionOptions) ->
     """
     if not options.enabled:
         return
-    from isocloth.contact.self_collision import SelfCollisions
-
     tau = options.thickness
-    det = SelfCollisions.from_mesh(mesh, thickness=tau)
-    d = det.min_distance(x, cutoff=tau * (1.0 + 1e-9))
+    d = _primitive_distance(mesh, x, tau)
     if d <= tau:
         raise ValueError(
             f"self-collision thickness {tau:.4g} m is not smaller than {d:.4g} m, the smallest distance between "
