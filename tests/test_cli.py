@@ -56,6 +56,14 @@ def test_info_flags_a_garment_file_not_in_metres(tmp_path):
     assert "not in metres" not in plain.stdout
 
 
+def test_a_run_past_its_step_budget_ends_with_a_message_and_the_resume_command(tmp_path):
+    out = tmp_path / "run"
+    r = runner.invoke(app, ["run", "tablecloth", "--out", str(out), "--set", "simulation.step_budget=1e-9",
+                            "--no-video", "--no-progress"])
+    assert r.exit_code == 3 and "Traceback" not in r.output
+    assert "simulation.step_budget" in r.output and f"isocloth run --resume {out}" in r.output.replace("\n", "")
+
+
 def test_run_render_and_export_round_trip(tmp_path):
     out = tmp_path / "run"
     r = runner.invoke(app, ["run", "hang-a2", "--out", str(out), "--set", "simulation.duration=0.2",

@@ -218,6 +218,7 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
     from isocloth.mesh.mesh import MeshError
     from isocloth.runner import resume_run, run_scene
     from isocloth.scenes.loader import SceneError, load_scene
+    from isocloth.solvers.budget import StepBudgetExceeded
     from isocloth.step.stepper import SimulationDiverged
     from isocloth.supervisor import ChildDied, Unresponsive, supervised
 
@@ -259,6 +260,9 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
         _fail(str(exc))
     except SimulationDiverged as exc:
         _fail(f"simulation diverged: {exc}\n  the frames before it, a checkpoint and summary.json are in {folder}", 3)
+    except StepBudgetExceeded as exc:
+        _fail(f"a step ran past simulation.step_budget ({exc}); the frames before it, a checkpoint and summary.json "
+              f"are in {folder}: continue with isocloth run --resume {folder}", 3)
     except OSError as exc:  # read-only or full disk, a path through a file, a folder that cannot be created
         _fail(_write_error(exc, folder, resumed=resume is not None))
     tol = summary.extra.get("tolerance", float("nan"))

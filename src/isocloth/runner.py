@@ -247,6 +247,9 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     SimulationDiverged
         If a step diverges; before it propagates, every frame up to the last good step, a
         checkpoint of that step and ``summary.json`` (``stopped`` = "diverged: ...") are written.
+    StepBudgetExceeded
+        If a step runs longer than ``simulation.step_budget`` (:mod:`isocloth.solvers.budget`); the same
+        results are written first (``stopped`` = "step budget: ...").
     """
     with _sigterm_as_interrupt():
         return _run_scene(scene, folder, progress=progress, render=render, on_warning=on_warning, _state=_state,
@@ -371,6 +374,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     from tqdm import tqdm
 
     from isocloth.io.trajectory import TrajectoryWriter
+    from isocloth.solvers.budget import StepBudgetExceeded, wall_clock_budget
     from isocloth.step.stepper import SimulationDiverged
 
     folder = Path(folder)
@@ -429,12 +433,14 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                desc=scene.config.name, leave=False)
     saved = state.step_index  # step of the last frame written
     diverged = None
+    budget = getattr(scene.config.simulation, "step_budget", None)
     try:
         checkpoint(provisional=True)  # the folder is a valid (resumable) run from the start
         last_checkpoint = time.perf_counter()
         while state.step_index < total_steps:
             t0 = time.perf_counter()
-            state, info = scene.stepper.step(state)
+            with wall_clock_budget(budget):
+                state, info = scene.stepper.step(state)
             step_wall = time.perf_counter() - t0
             wall += step_wall
             steps_here += 1
@@ -459,9 +465,9 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         summary.stopped = "interrupted"
         with _shielded():  # a second Ctrl-C must not lose the checkpoint
             checkpoint()
-    except SimulationDiverged as exc:
+    except (SimulationDiverged, StepBudgetExceeded) as exc:
         diverged = exc
-        summary.stopped = f"diverged: {exc}"
+        summary.stopped = f"{'diverged' if isinstance(exc, SimulationDiverged) else 'step budget'}: {exc}"
         if saved != state.step_index:  # the last good step, between frames
             write_frame(state)
         checkpoint()

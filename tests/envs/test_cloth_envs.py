@@ -361,3 +361,20 @@ def test_garmentlift_checker_and_two_grippers_lifting_the_shoulders():
             break
     assert info["is_success"] and reward >= 0.99
     assert obs["grippers"][:, 3].tolist() == [1.0, 1.0]  # it hangs from the grippers
+
+
+def test_a_step_over_its_wall_clock_budget_truncates_the_episode_with_the_reason():
+    env = ClothFoldEnv(**SMALL, action_mode="velocity", step_budget=1e-9)
+    env.reset(seed=0)
+    before = env.state
+    obs, reward, terminated, truncated, info = env.step(np.array([0.0, 0.0, 0.5, 1.0]))
+    assert truncated and not terminated
+    assert "budget" in info["budget_exceeded"] and info["truncation_reason"] == info["budget_exceeded"]
+    assert env.state is before and np.isfinite(reward)
+    roomy = ClothFoldEnv(**SMALL, action_mode="velocity", step_budget=120.0)
+    roomy.reset(seed=0)
+    *_, truncated, info = roomy.step(np.array([0.0, 0.0, 0.5, 1.0]))
+    assert not truncated and "truncation_reason" not in info and info["time"] > 0
+    for bad in (0, -1.0, "1 s"):
+        with pytest.raises(ValueError, match="step_budget"):
+            ClothFoldEnv(**SMALL, step_budget=bad)

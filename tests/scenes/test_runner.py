@@ -95,6 +95,18 @@ def test_a_diverging_run_keeps_its_frames_and_says_why(tmp_path):
     assert State.load(tmp_path / "run" / "checkpoint.npz").step_index == steps
 
 
+def test_a_step_past_the_step_budget_stops_the_run_with_its_results_and_resumes(tmp_path):
+    from isocloth.solvers.budget import StepBudgetExceeded
+
+    sc = load_scene("tablecloth", ["simulation.duration=0.05", "simulation.step_budget=1e-9", "output.video='none'"])
+    with pytest.raises(StepBudgetExceeded, match="budget of 1e-09 s"):
+        run_scene(sc, tmp_path / "run")
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["stopped"].startswith("step budget: the wall-clock budget") and summary["steps"] == 0
+    assert State.load(tmp_path / "run" / "checkpoint.npz").step_index == 0
+    assert load_trajectory(tmp_path / "run").frame_count == 1
+
+
 def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):
     """SIGTERM (e.g. from `timeout`) used to leave an empty run folder."""
     import signal

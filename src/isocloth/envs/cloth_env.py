@@ -20,7 +20,10 @@ Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m
 ``"grippers"`` (g, 4) float32 (position [m], closed).
 
 A step that the contact projection cannot take (``SimulationDiverged``) ends the episode: ``truncated``
-is True, the state is the last one reached and ``info["diverged"]`` holds the reason.
+is True, the state is the last one reached and ``info["diverged"]`` holds the reason. With
+``step_budget`` [s], an environment step whose simulation runs longer than that in wall-clock time
+ends the same way (``info["budget_exceeded"]``), so that one stalled copy does not hold up a vector
+env or a rollout (:mod:`isocloth.solvers.budget`). Either way ``info["truncation_reason"]`` says why.
 """
 
 from __future__ import annotations
@@ -61,11 +64,13 @@ class ClothEnv(gym.Env):
         the middle of each range)
     workspace : half-width [m] of the square the pick-and-place actions address (default ``task.workspace``)
     render_mode : None or "rgb_array" (the camera's colour image)
+    step_budget : wall-clock seconds the simulation of one :meth:`step` may take (None: no limit);
+        beyond it the episode ends as truncated at the last simulated state (module docstring)
 
     Raises
     ------
     ValueError for an unknown action mode (or one the task does not support) or observation, or
-    non-positive sizes.
+    non-positive sizes or budget.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
@@ -78,7 +83,8 @@ class ClothEnv(gym.Env):
 
     def __init__(self, task: Task, *, action_mode: str = "pick_place", observations=("positions",),
                  image_size=(64, 64), points: int = 512, grippers: int = 1, control_dt: float = 0.05,
-                 randomize: bool = True, workspace: float | None = None, render_mode: str | None = None):
+                 randomize: bool = True, workspace: float | None = None, render_mode: str | None = None,
+                 step_budget: float | None = None):
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if action_mode not in task.action_modes:
@@ -89,6 +95,9 @@ class ClothEnv(gym.Env):
         h, w = (int(v) for v in image_size)
         if h < 1 or w < 1 or int(points) < 1 or int(grippers) < 1 or not control_dt > 0:
             raise ValueError("image_size, points, grippers and control_dt must be positive")
+        if step_budget is not None and not (isinstance(step_budget, (int, float)) and step_budget > 0):
+            raise ValueError(f"step_budget must be a positive number of seconds or None, got {step_budget!r}")
+        self.step_budget = None if step_budget is None else float(step_budget)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.task = task
@@ -152,30 +161,39 @@ class ClothEnv(gym.Env):
         if a.shape != self.action_space.shape or not np.isfinite(a).all():
             raise ValueError(f"action must be a finite array of shape {self.action_space.shape}, got "
                              f"{np.asarray(action).tolist()}")
+        from isocloth.solvers.budget import StepBudgetExceeded, wall_clock_budget
         from isocloth.step.stepper import SimulationDiverged
 
         a = np.clip(a, -1.0, 1.0)
-        failure = None
+        failure = reason = None
         try:
-            if self.action_mode == "pick_place":
-                pick, place = a[:2] * self.workspace, a[2:] * self.workspace
-                x = self.state.x
-                near = np.flatnonzero(np.linalg.norm(x[:, :2] - pick, axis=1) <= self.pick_radius)
-                if near.size:
-                    self._carry(int(near[np.argmax(x[near, 2])]), place)
-                else:
-                    self._advance(self.settle)
-            else:
-                self._velocity(a.reshape(self.grippers, 4))
+            with wall_clock_budget(self.step_budget):
+                self._act(a)
         except SimulationDiverged as exc:
             # a step the contact projection could not take: the episode ends (truncated) at the last
             # state it reached, with the reason in info["diverged"]; reset() starts a new one
-            failure = str(exc)
+            failure, reason = str(exc), "diverged"
+        except StepBudgetExceeded as exc:
+            failure, reason = f"{exc} at t = {self.state.t:.3f} s", "budget_exceeded"
         reward = float(self.task.reward(self))
         info = self._info()
         if failure is not None:
-            info["diverged"] = failure
+            info[reason] = failure
+            info["truncation_reason"] = failure
         return self._observe(), reward, False, failure is not None, info
+
+    def _act(self, a: np.ndarray) -> None:
+        """Simulate the clipped action ``a`` (module docstring)."""
+        if self.action_mode == "pick_place":
+            pick, place = a[:2] * self.workspace, a[2:] * self.workspace
+            x = self.state.x
+            near = np.flatnonzero(np.linalg.norm(x[:, :2] - pick, axis=1) <= self.pick_radius)
+            if near.size:
+                self._carry(int(near[np.argmax(x[near, 2])]), place)
+            else:
+                self._advance(self.settle)
+        else:
+            self._velocity(a.reshape(self.grippers, 4))
 
     def render(self):
         if self.render_mode != "rgb_array" or self.state is None:
@@ -212,7 +230,10 @@ class ClothEnv(gym.Env):
                 self.hand = GraspController(self.model.node_count)
 
     def _sim_step(self) -> None:
-        """One simulation step with the grasps of :attr:`hand`."""
+        """One simulation step with the grasps of :attr:`hand` (within the step's budget)."""
+        from isocloth.solvers.budget import check_budget
+
+        check_budget()
         self.state, _ = self.stepper.step(self.state, self.hand.control(self.state.t + self.stepper.dt))
 
     def _advance(self, duration: float) -> None:

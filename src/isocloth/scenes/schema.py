@@ -334,6 +334,9 @@ class SimulationSpec(_Strict):
         "its force in the predictor, or a relaxation along the constraint and contact set after the projection "
         "(isocloth.step.membrane_relaxation; for garments crumpling in contact)")
     membrane_sweeps: int = Field(default=4, ge=1, description="membrane relaxation QPs per step")
+    step_budget: Time | None = Field(
+        default=None, gt=0, description="wall-clock time one step may take (none: no limit); a step beyond it "
+        "stops the run with its frames, checkpoint and summary written, to be resumed with isocloth run --resume")
 
     @field_validator("substeps")
     @classmethod

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.linalg as la
 import scipy.sparse as sp
 
+from isocloth.solvers.budget import check_budget
 from isocloth.solvers.linalg import SPDFactorCache, spd_factor
 
 __all__ = ["QPResult", "SolverActiveSet", "WorkingFactor", "qp_kkt_residuals"]
@@ -445,6 +446,7 @@ class SolverActiveSet:
         skipped: set[int] = set()
         dx = np.zeros(w.size)
         for _ in range(self.max_changes + 1):
+            check_budget()
             if len(bord.kind) > self.rebase:
                 # many changes since the base factor: factorize the current working set (keeps the
                 # dense bordered block, solved at every change, small)

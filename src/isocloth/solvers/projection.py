@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from isocloth.solvers.bordered import BorderedSchur
+from isocloth.solvers.budget import check_budget
 from isocloth.solvers.kkt import KKTSystem
 from isocloth.solvers.linalg import DENSE_LIMIT
 from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
@@ -337,6 +338,7 @@ class SolverProjection:
         last_chord = False  # the last correction was a chord step: converge further (see chord_tolerance)
         while (res > (chord_tol if last_chord else self.tolerance) or not stationary
                or (it < self.min_iterations and res > 0.0)):
+            check_budget()
             if it >= self.max_iterations:
                 if not (res <= self.tolerance and stationary):  # else only short of chord_tolerance
                     status = SolveStatus.MAX_ITERATIONS

@@ -72,6 +72,7 @@ from isocloth.contact.rows import ContactRows, inequality_rows, stretch_rows_of
 from isocloth.fem.nonconforming import EDGE_JUMP_WEIGHT
 from isocloth.contact.self_collision import KIND_STRETCH_LIMIT, CollisionRows, CollisionSet, collision_keys
 from isocloth.solvers.active_set import SolverActiveSet, WorkingFactor
+from isocloth.solvers.budget import check_budget
 from isocloth.solvers.friction import FrictionImpulses
 from isocloth.solvers.linalg import SPDFactorCache
 from isocloth.solvers.result import IterLog, SolveResult, SolveStatus
@@ -347,6 +348,7 @@ class ContactProjection:
         settled_keys = None  # row keys of the linearisation whose friction loop settled at the current x
         grasped = not free_mask.all()  # only the forces of grasps use it (isocloth.step.grasp_forces)
         for j in range(self.max_iterations + 1):
+            check_budget()
             C, J = cons.value_and_jacobian(x)
             c = C[rows]
             if held.size:
