@@ -262,7 +262,7 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
         _fail(f"simulation diverged: {exc}\n  the frames before it, a checkpoint and summary.json are in {folder}", 3)
     except StepBudgetExceeded as exc:
         _fail(f"a step ran past simulation.step_budget ({exc}); the frames before it, a checkpoint and summary.json "
-              f"are in {folder}: continue with isocloth run --resume {folder}", 3)
+              f"are in {folder}: continue with isocloth run --resume {folder} --set simulation.step_budget=<more seconds>", 3)
     except OSError as exc:  # read-only or full disk, a path through a file, a folder that cannot be created
         _fail(_write_error(exc, folder, resumed=resume is not None))
     tol = summary.extra.get("tolerance", float("nan"))

@@ -655,7 +655,7 @@ def _check_checkpoint(scene: Scene, state: State, path: Path) -> None:
                          "resume; extend it with --set simulation.duration=<longer> or run the scene again")
 
 
-RESUMABLE_KEYS = ("simulation.duration",)
+RESUMABLE_KEYS = ("simulation.duration", "simulation.step_budget")
 """Scene keys an override may change when a run is resumed (the others would change the run's physics)."""
 
 

@@ -105,6 +105,8 @@ def test_a_step_past_the_step_budget_stops_the_run_with_its_results_and_resumes(
     assert summary["stopped"].startswith("step budget: the wall-clock budget") and summary["steps"] == 0
     assert State.load(tmp_path / "run" / "checkpoint.npz").step_index == 0
     assert load_trajectory(tmp_path / "run").frame_count == 1
+    done = resume_run(tmp_path / "run", overrides=["simulation.step_budget=600"])
+    assert done.stopped is None and done.steps == 5
 
 
 def test_sigterm_stops_a_run_like_ctrl_c(tmp_path):

@@ -336,7 +336,8 @@ class SimulationSpec(_Strict):
     membrane_sweeps: int = Field(default=4, ge=1, description="membrane relaxation QPs per step")
     step_budget: Time | None = Field(
         default=None, gt=0, description="wall-clock time one step may take (none: no limit); a step beyond it "
-        "stops the run with its frames, checkpoint and summary written, to be resumed with isocloth run --resume")
+        "stops the run with its frames, checkpoint and summary written (isocloth run --resume continues it, also with "
+        "another budget)")
 
     @field_validator("substeps")
     @classmethod
