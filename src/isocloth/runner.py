@@ -71,8 +71,8 @@ class RunSummary:
     max_area_error_element : float, largest relative area error of a single element at any step
     max_edge_stretch : float, largest element-edge strain of any step (``StepInfo.edge_stretch_max``)
     interrupted : bool, stopped by Ctrl-C or SIGTERM (a checkpoint was written)
-    stopped : str or None, why the run ended before its duration ("interrupted", or "diverged: " and
-        the reason; ``UNFINISHED`` in the provisional summary written while the run goes on);
+    stopped : str or None, why the run ended before its duration ("interrupted", or "diverged: " or
+        "step budget: " and the reason; ``UNFINISHED`` in the provisional summary written while the run goes on);
         None for a complete run
     extra : dict, also written to summary.json: "tolerance", "hints" (list of str, :func:`speed_hints`);
         for the elastic model "mean_step_split_s", the mean wall time per step [s] in "detection", "merge" and
@@ -432,7 +432,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     bar = tqdm(total=total_steps, initial=state.step_index, disable=not progress, unit="step",
                desc=scene.config.name, leave=False)
     saved = state.step_index  # step of the last frame written
-    diverged = None
+    failure = None  # SimulationDiverged or StepBudgetExceeded, raised once the results are written
     budget = getattr(scene.config.simulation, "step_budget", None)
     try:
         checkpoint(provisional=True)  # the folder is a valid (resumable) run from the start
@@ -466,7 +466,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
         with _shielded():  # a second Ctrl-C must not lose the checkpoint
             checkpoint()
     except (SimulationDiverged, StepBudgetExceeded) as exc:
-        diverged = exc
+        failure = exc
         summary.stopped = f"{'diverged' if isinstance(exc, SimulationDiverged) else 'step budget'}: {exc}"
         if saved != state.step_index:  # the last good step, between frames
             write_frame(state)
@@ -489,8 +489,8 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                                             f"is complete: try isocloth render {folder}")
     with _shielded():
         atomic_write_text(folder / "summary.json", json_text(summary.to_dict(), sort_keys=True))
-    if diverged is not None:
-        raise diverged
+    if failure is not None:
+        raise failure
     return summary
 
 
