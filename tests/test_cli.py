@@ -84,6 +84,18 @@ def test_run_render_and_export_round_trip(tmp_path):
     r = runner.invoke(app, ["render", str(out), "--out", str(tmp_path / "v.gif")])
     assert r.exit_code == 0, r.output
     assert (tmp_path / "v.gif").stat().st_size > 1000
+    # one USD stage (default RUN/cloth.usd): the saved positions at every frame's time code
+    from pxr import Usd, UsdGeom
+
+    r = runner.invoke(app, ["render", str(out), "--export", "usd"])
+    assert r.exit_code == 0, r.output
+    stage = Usd.Stage.Open(str(out / "cloth.usd"))
+    points = UsdGeom.Mesh(stage.GetPrimAtPath("/World/Cloth")).GetPointsAttr()
+    for i in (0, traj.frame_count - 1):
+        code = traj.times[i] * stage.GetTimeCodesPerSecond()
+        assert np.abs(np.array(points.Get(code)) - traj.positions[i]).max() <= 1e-6
+    r = runner.invoke(app, ["render", str(out), "--export", "usd", "--out", str(tmp_path / "stage.obj")])
+    assert r.exit_code == 2 and ".usd, .usda or .usdc" in r.output and "Traceback" not in r.output
 
 
 def test_run_reports_bad_override(tmp_path):

@@ -306,18 +306,23 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
 
 @app.command()
 def render(run_folder: Path = typer.Argument(..., help="a run folder written by 'isocloth run'"),
-           export: Optional[str] = typer.Option(None, "--export", help="write one mesh per frame: obj or ply"),
-           out: Optional[str] = typer.Option(None, "--out", "-o", help="video path or export folder"),
+           export: Optional[str] = typer.Option(None, "--export", help="obj or ply: one mesh file per frame; usd: one "
+                                                "time-sampled stage of the cloth and the obstacles"),
+           out: Optional[str] = typer.Option(None, "--out", "-o", help="video path, export folder, or USD file "
+                                             "(.usd, .usda, .usdc)"),
            every: int = typer.Option(1, "--every", min=1, help="export every k-th frame")) -> None:
-    """Re-render a saved run's video, or export its frames as meshes."""
-    out = _out_option(out, "a video path or, with --export, a folder", "runs/mine/video.mp4" if export is None
-                      else "runs/mine/frames")
+    """Re-render a saved run's video, or export its frames as meshes or as a USD stage."""
+    out = _out_option(out, "a video path or, with --export, a folder (a .usd file for usd)",
+                      "runs/mine/video.mp4" if export is None else "runs/mine/frames")
     traj = _load_run(run_folder)
+    if export is not None and export.lower().lstrip(".") == "usd":
+        _export_usd(run_folder, traj, out, every)
+        return
     if export is not None:
         from isocloth.io.export import EXPORT_FORMATS, export_frames
 
         if export.lower().lstrip(".") not in EXPORT_FORMATS:
-            _fail(f"unknown export format {export!r}; allowed: {', '.join(EXPORT_FORMATS)}")
+            _fail(f"unknown export format {export!r}; allowed: {', '.join(EXPORT_FORMATS)}, usd")
         target = out or run_folder / f"frames_{export}"
         if target.exists() and not target.is_dir():
             _fail(f"{target} is a file: --export writes one file per frame into a folder; give a folder with --out")
@@ -367,6 +372,29 @@ def _shown(value):
         return None
     return value
 
+
+
+def _export_usd(run_folder: Path, traj, out: Optional[Path], every: int) -> None:
+    """``isocloth render RUN --export usd``: the run as one USD stage (default RUN/cloth.usd)."""
+    from isocloth.io.trajectory import Trajectory
+    from isocloth.io.usd import USD_SUFFIXES, export_usd
+    from isocloth.runner import run_obstacles
+
+    target = out or run_folder / "cloth.usd"
+    if target.suffix.lower() not in USD_SUFFIXES:
+        _fail(f"{target}: a USD stage is one file with the suffix .usd, .usda or .usdc; e.g. --out {run_folder / 'cloth.usd'}")
+    if every > 1:
+        traj = Trajectory(traj.times[::every], traj.positions[::every], traj.triangles, traj.quads, traj.metadata)
+    bar = _Progress("exporting USD")
+    try:
+        path = export_usd(traj, target, run_obstacles(traj.metadata), progress=bar)
+    except ValueError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot write {target}: {exc.strerror or exc}; choose another path with --out")
+    finally:
+        bar.close()
+    typer.echo(f"wrote {path} ({traj.frame_count} frames)")
 
 @app.command()
 def summary(run_folder: Path) -> None:

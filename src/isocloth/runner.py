@@ -38,7 +38,7 @@ from isocloth.state import State
 from isocloth.step.diagnostics import StepInfo
 from isocloth.supervisor import GRACE
 
-__all__ = ["RunSummary", "run_scene", "resume_run", "speed_hints", "versions"]
+__all__ = ["RunSummary", "run_scene", "resume_run", "render_run", "run_obstacles", "speed_hints", "versions"]
 
 _DIAG_FIELDS = list(StepInfo(0.0, 0, 0.0, True).as_row().keys())
 
@@ -606,7 +606,7 @@ def render_run(folder: str | Path, path: str | Path | None = None, *, trajectory
     grasped = [i for g in traj.metadata.get("model", {}).get("grasps", []) for i in g.get("vertices", g["nodes"])]
     opts = {"fps": 25, "size": tuple(out.get("video_size", (640, 480))), "highlight_nodes": np.array(grasped, int),
             "elev": float(out.get("elev", 20.0)), "azim": float(out.get("azim", -60.0)),
-            "obstacles": _run_obstacles(traj.metadata)}
+            "obstacles": run_obstacles(traj.metadata)}
     opts.update(kw)
     if out.get("camera") and "camera" not in kw:
         from isocloth.scenes.schema import VideoCameraSpec
@@ -615,7 +615,7 @@ def render_run(folder: str | Path, path: str | Path | None = None, *, trajectory
     return render_video(traj, path, **opts)
 
 
-def _run_obstacles(meta: dict) -> list:
+def run_obstacles(meta: dict) -> list:
     """The obstacles of a saved run's scene, rebuilt from its metadata ([] when it has none or
     they cannot be rebuilt, e.g. a mesh file that moved: the video then shows the cloth only)."""
     if not meta.get("scene", {}).get("obstacles"):

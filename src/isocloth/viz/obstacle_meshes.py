@@ -143,6 +143,15 @@ class ObstacleGeometry:
         """True when no solid obstacle moves (their triangles are the same at every time)."""
         return all(obs.motion.is_static for obs, _ in self._solid)
 
+    def reference_parts(self) -> list[tuple[object, np.ndarray]]:
+        """(obstacle, triangles (k, 3, 3) float64 [m] in its reference frame) of each drawable solid
+        obstacle; its pose at time t, ``obstacle.motion.pose(t)``, places them in the world."""
+        return list(self._solid)
+
+    def thin_obstacles(self) -> list:
+        """The drawable thin obstacles (:class:`~isocloth.contact.obstacles.codim.ObstacleCodim`)."""
+        return list(self._thin)
+
     def triangles(self, t: float) -> np.ndarray:
         """World triangles (k, 3, 3) float64 [m] of the solid obstacles at time t [s]."""
         parts = [tris for _, tris in self.solid_parts(t)]

@@ -25,7 +25,7 @@ from isocloth.io.trajectory import Trajectory, require_frames
 from isocloth.sensors.camera import PinholeCamera, look_at
 
 __all__ = ["BACK_RGB", "FRONT_RGB", "OBSTACLE_RGB", "FrameRenderer", "orbit_camera", "render_frame", "render_png",
-           "render_video", "scene_bounds", "trajectory_bounds", "video_frame_indices"]
+           "render_video", "scene_bounds", "trajectory_bounds", "video_frame_indices", "view_bounds"]
 
 FRONT_RGB = (0.20, 0.45, 0.80)  # base colour (RGB in [0, 1]) of the counter-clockwise side
 BACK_RGB = (0.90, 0.55, 0.20)  # base colour of the other side
@@ -479,14 +479,15 @@ def render_frame(
         On malformed positions, bounds or indices.
     """
     if bounds is None:
-        bounds = _view_bounds(trajectory_bounds(positions), obstacles, 0.0 if time is None else time)
+        bounds = view_bounds(trajectory_bounds(positions), obstacles, 0.0 if time is None else time)
     renderer = FrameRenderer(triangles, quads, bounds, size=size, elev=elev, azim=azim, camera=camera,
                              highlight_nodes=highlight_nodes, obstacles=obstacles)
     return renderer.render(positions, time=time, title=title)
 
 
-def _view_bounds(cloth: np.ndarray, obstacles: Sequence | None, t: float) -> np.ndarray:
-    """:func:`scene_bounds` of the cloth's box and of the obstacles at time t."""
+def view_bounds(cloth: np.ndarray, obstacles: Sequence | None, t: float) -> np.ndarray:
+    """:func:`scene_bounds` (2, 3) float64 [m] of the cloth's box ``cloth`` (2, 3) float64 [m] and of the
+    ``obstacles`` at time t [s]: the box a video frames."""
     box = None
     if obstacles:
         from isocloth.viz.obstacle_meshes import ObstacleGeometry
@@ -651,7 +652,7 @@ def render_video(
         width, height = width + width % 2, height + height % 2
         if camera is not None:
             camera = replace(camera, width=width, height=height)
-    bounds = _view_bounds(trajectory_bounds(traj.positions), obstacles, float(traj.times[0]) if len(traj.times) else 0.0)
+    bounds = view_bounds(trajectory_bounds(traj.positions), obstacles, float(traj.times[0]) if len(traj.times) else 0.0)
     renderer = FrameRenderer(traj.triangles, traj.quads, bounds, size=(width, height), elev=elev, azim=azim,
                              camera=camera, highlight_nodes=highlight_nodes, obstacles=obstacles)
 
