@@ -8,11 +8,12 @@ PY=${PYTHON:-python3}
 
 # Optional system packages: SuiteSparse headers, so scikit-sparse (CHOLMOD with a reusable symbolic
 # factorization, the fastest sparse backend) can build, and OpenBLAS as the system BLAS/LAPACK that
-# CHOLMOD's supernodal factorization calls (Debian's default is the reference BLAS). Everything works
-# without them (cholespy wheel; reference BLAS).
+# CHOLMOD's supernodal factorization calls (Debian's default is the reference BLAS), and Chromium, the
+# browser of the viewer's test. Everything works without them (cholespy wheel; reference BLAS; the
+# browser test skips).
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
   missing=""
-  for pkg in libsuitesparse-dev libopenblas0-pthread; do
+  for pkg in libsuitesparse-dev libopenblas0-pthread chromium; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing="$missing $pkg"
   done
   if [ -n "$missing" ]; then

@@ -12,6 +12,8 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import json  # noqa: E402
 import math
 import sys
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -213,7 +215,10 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
         resume: Optional[Path] = typer.Option(None, "--resume", help="continue the run in this folder"),
         force: bool = typer.Option(False, "--force", help="start even if cloth nodes begin inside an obstacle "
                                                           "(the first step pushes them out)"),
-        progress: bool = typer.Option(True, "--progress/--no-progress")) -> None:
+        progress: bool = typer.Option(True, "--progress/--no-progress"),
+        view: bool = typer.Option(False, "--view", help="show the run live in the browser while it runs (frames "
+                                  "arrive every second; the viewer stays until Ctrl-C)"),
+        view_port: int = typer.Option(8080, "--view-port", min=0, max=65535, help="port of --view")) -> None:
     """Simulate a scene and write trajectory, diagnostics, checkpoint and video to a run folder."""
     from isocloth.mesh.mesh import MeshError
     from isocloth.runner import resume_run, run_scene
@@ -230,8 +235,12 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
     out = _out_option(out, "a run folder", "runs/mine")
     folder = resume
     _compiling_notice()
+    live = None
+    if view and not any(s.split("=", 1)[0].strip() == "output.checkpoint_wall" for s in set_):
+        set_ = [*set_, f"output.checkpoint_wall={LIVE_FRAMES_EVERY}"]  # frames reach the viewer every second
     try:
         if resume is not None:
+            live = _LiveView(resume, view_port) if view else None
             summary = supervised(resume_run, resume, progress=progress, render=None if video else False,
                                  overrides=set_, on_warning=_warn_line)
         else:
@@ -248,6 +257,7 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
                      f"{nc.vertex_count} vertices ({nc.unknown_count} edge midpoints)")
             typer.echo(f"running {sc.config.name}: {nodes}, {what}, dt = {sc.dt} s, "
                        f"{sc.duration} s -> {folder}", err=True)
+            live = _LiveView(folder, view_port) if view else None
             summary = supervised(run_scene, sc, folder, progress=progress and sys.stderr.isatty(),
                                  render=None if video else False, on_warning=_warn_line)
     except Unresponsive as exc:
@@ -299,9 +309,83 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
         typer.echo("  steps with warnings: " + ", ".join(f"{n} {kind}" for kind, n in sorted(warned.items())))
     for hint in summary.extra.get("hints", []):
         typer.echo(f"  hint: {hint}")
+    if live is not None:
+        live.serve_until_interrupted()
     if summary.interrupted:
         typer.echo(f"  resume with: isocloth run --resume {summary.folder}")
         raise typer.Exit(130)
+
+
+LIVE_FRAMES_EVERY = 1.0
+"""Wall-clock seconds between the checkpoints of a run shown with ``--view`` (output.checkpoint_wall)."""
+
+
+class _LiveView:
+    """The browser viewer of a run folder that a run is writing (``isocloth run --view``), started in the
+    background as soon as the folder holds its first frame."""
+
+    def __init__(self, folder: Path, port: int) -> None:
+        self.folder, self.port = Path(folder), port
+        self.viewer, self.error = None, None
+        self._thread = threading.Thread(target=self._start, daemon=True, name="isocloth-live-view")
+        self._thread.start()
+
+    def _start(self) -> None:
+        from isocloth.viz.viewer import RunViewer
+
+        try:
+            self.viewer = RunViewer(self.folder, port=self.port, follow=True, wait=600.0)
+        except (OSError, ValueError) as exc:
+            self.error = exc
+            typer.echo(f"warning: the viewer could not start ({exc}); the run goes on: view it later with "
+                       f"isocloth view {self.folder}", err=True)
+            return
+        typer.echo(f"viewer at {self.viewer.url}", err=True)
+
+    def serve_until_interrupted(self) -> None:
+        """After the run: keep serving the finished folder until Ctrl-C."""
+        self._thread.join(timeout=5.0)
+        if self.viewer is None:
+            return
+        typer.echo(f"viewer at {self.viewer.url}: Ctrl-C to stop")
+        _serve(self.viewer)
+
+
+def _serve(viewer) -> None:
+    """Block until Ctrl-C (or SIGTERM), then stop ``viewer``."""
+    import signal
+
+    def _term(*_):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, _term) if threading.current_thread() is threading.main_thread() else None
+    try:
+        while True:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        viewer.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+@app.command()
+def view(run_folder: Path = typer.Argument(..., help="a run folder written by 'isocloth run' (finished or running)"),
+         host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (0.0.0.0: every interface)"),
+         port: int = typer.Option(8080, "--port", min=0, max=65535, help="port to listen on (0: any free port)"),
+         follow: bool = typer.Option(True, "--follow/--no-follow", help="show new frames while a run writes the "
+                                     "folder")) -> None:
+    """Play a run in the browser: cloth, obstacles and grasped nodes, with a time slider and play / pause."""
+    from isocloth.viz.viewer import RunViewer
+
+    _load_run(run_folder)  # a named error for a missing, damaged or empty run folder
+    try:
+        viewer = RunViewer(run_folder, host=host, port=port, follow=follow)
+    except OSError as exc:
+        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another port with --port")
+    typer.echo(f"viewer at {viewer.url}: open it in a browser; Ctrl-C to stop")
+    _serve(viewer)
 
 
 @app.command()
