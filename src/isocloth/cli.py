@@ -410,15 +410,8 @@ def render(run_folder: Path = typer.Argument(..., help="a run folder written by 
         target = out or run_folder / f"frames_{export}"
         if target.exists() and not target.is_dir():
             _fail(f"{target} is a file: --export writes one file per frame into a folder; give a folder with --out")
-        bar = _Progress("exporting frames")
-        try:
-            paths = export_frames(traj, target, fmt=export, every=every, progress=bar)
-        except ValueError as exc:
-            _fail(str(exc))
-        except OSError as exc:
-            _fail(f"cannot write the frames to {target}: {exc.strerror or exc}; choose another folder with --out")
-        finally:
-            bar.close()
+        paths = _exporting("exporting frames", f"the frames to {target}", "choose another folder with --out",
+                           lambda bar: export_frames(traj, target, fmt=export, every=every, progress=bar))
         typer.echo(f"wrote {len(paths)} {export.upper()} files to {target}")
         return
     from isocloth.runner import render_run
@@ -469,16 +462,23 @@ def _export_usd(run_folder: Path, traj, out: Optional[Path], every: int) -> None
         _fail(f"{target}: a USD stage is one file with the suffix .usd, .usda or .usdc; e.g. --out {run_folder / 'cloth.usd'}")
     if every > 1:
         traj = Trajectory(traj.times[::every], traj.positions[::every], traj.triangles, traj.quads, traj.metadata)
-    bar = _Progress("exporting USD")
+    path = _exporting("exporting USD", str(target), "choose another path with --out",
+                      lambda bar: export_usd(traj, target, run_obstacles(traj.metadata), progress=bar))
+    typer.echo(f"wrote {path} ({traj.frame_count} frames)")
+
+
+def _exporting(label: str, what: str, fix: str, write):
+    """``write(progress)`` under a progress bar ``label``; a ValueError or OSError becomes a named error
+    ("cannot write ``what``: ...; ``fix``")."""
+    bar = _Progress(label)
     try:
-        path = export_usd(traj, target, run_obstacles(traj.metadata), progress=bar)
+        return write(bar)
     except ValueError as exc:
         _fail(str(exc))
     except OSError as exc:
-        _fail(f"cannot write {target}: {exc.strerror or exc}; choose another path with --out")
+        _fail(f"cannot write {what}: {exc.strerror or exc}; {fix}")
     finally:
         bar.close()
-    typer.echo(f"wrote {path} ({traj.frame_count} frames)")
 
 @app.command()
 def summary(run_folder: Path) -> None:

@@ -13,9 +13,8 @@ __all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "ClothHangEnv", "Garme
            "ClothHang", "GarmentLift", "FabricRanges", "SheetRanges", "FIXED_SHEET", "Task", "coverage", "fold_distance",
            "hang_balance", "lifted_fraction", "ACTION_MODES", "OBSERVATIONS", "Rollout", "rollout", "run_rollouts"]
 
-for _name, _entry, _steps in (("ClothFlatten-v0", "isocloth.envs:ClothFlattenEnv", 10),
-                              ("ClothFold-v0", "isocloth.envs:ClothFoldEnv", 5),
-                              ("ClothHang-v0", "isocloth.envs:ClothHangEnv", 3),
-                              ("GarmentLift-v0", "isocloth.envs:GarmentLiftEnv", 40)):
+# episodes end by simulated time (Task.episode_length per action mode), inside the environments
+for _name, _entry in (("ClothFlatten-v0", "isocloth.envs:ClothFlattenEnv"), ("ClothFold-v0", "isocloth.envs:ClothFoldEnv"),
+                      ("ClothHang-v0", "isocloth.envs:ClothHangEnv"), ("GarmentLift-v0", "isocloth.envs:GarmentLiftEnv")):
     if f"isocloth/{_name}" not in gym.registry:
-        gym.register(id=f"isocloth/{_name}", entry_point=_entry, max_episode_steps=_steps)
+        gym.register(id=f"isocloth/{_name}", entry_point=_entry)

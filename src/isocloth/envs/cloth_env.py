@@ -14,10 +14,18 @@ Action modes
     further than it reaches are held back (``StepInfo.grasp_lag``); a gripper whose nodes fall more
     than ``grip_radius`` behind it loses them (the cloth slips out) and takes none until it opens.
 
-Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m]; ``"rgb"``
-(h, w, 3) uint8, ``"depth"`` (h, w, 1) float32 [m] and ``"point_cloud"`` (``points``, 3) float32 [m]
-(cloth pixels, sampled with replacement) from a camera above the table; in velocity mode
-``"grippers"`` (g, 4) float32 (position [m], closed).
+Observations (``observations``, a Dict space): ``"positions"`` (n, 3) float32 [m]; ``"keypoints"``
+(k, 3) float32 [m], the positions of the task's keypoint nodes (:meth:`Task.keypoints`: a sheet's corners,
+a garment's landmarks); ``"rgb"`` (h, w, 3) uint8, ``"depth"`` (h, w, 1) float32 [m] and ``"point_cloud"``
+(``points``, 3) float32 [m] (cloth pixels, sampled with replacement) from a camera above the table
+(``camera``; with ``randomize_camera`` its pose, field of view, the cloth's colour and the light change at
+every reset; with ``depth_noise`` the depth carries the noise of :class:`~isocloth.sensors.DepthNoise`); in
+velocity mode ``"grippers"`` (g, 4) float32 (position [m], closed).
+
+Episodes last :meth:`Task.episode_length` simulated seconds per action mode (``episode_seconds``
+overrides it): the step that reaches it returns ``truncated=True`` with ``info["truncation_reason"]``
+"time limit". ``info`` holds ``is_success``, ``time`` [s] since the episode started and ``reward_terms``
+(:meth:`Task.reward_terms`).
 
 A step that the contact projection cannot take (``SimulationDiverged``) ends the episode: ``truncated``
 is True, the state is the last one reached and ``info["diverged"]`` holds the reason. With
@@ -40,7 +48,7 @@ from isocloth.sensors import LABEL_CLOTH, CameraSensor, PinholeCamera
 __all__ = ["ClothEnv", "ClothFlattenEnv", "ClothFoldEnv", "ClothHangEnv", "GarmentLiftEnv", "OBSERVATIONS",
            "ACTION_MODES"]
 
-OBSERVATIONS = ("positions", "rgb", "depth", "point_cloud")
+OBSERVATIONS = ("positions", "keypoints", "rgb", "depth", "point_cloud")
 ACTION_MODES = ("pick_place", "velocity")
 _CAMERA_HEIGHT = 1.0
 _COVERAGE_PIXELS = 256
@@ -66,11 +74,18 @@ class ClothEnv(gym.Env):
     render_mode : None or "rgb_array" (the camera's colour image)
     step_budget : wall-clock seconds the simulation of one :meth:`step` may take (None: no limit);
         beyond it the episode ends as truncated at the last simulated state (module docstring)
+    episode_seconds : simulated seconds of an episode (default ``task.episode_length(action_mode)``)
+    camera : dict with ``eye`` (3,) [m], ``target`` (3,) [m] and ``fov_deg`` (horizontal field of view) of the
+        image camera; missing keys keep the default: eye (0, −0.6 size, 1.2 size), target (0, 0, 0), 60°
+    randomize_camera : at every reset move the eye by up to ±5 % of the task's size per axis, the target by
+        ±2 %, the field of view by ±5°, and draw the cloth's colour and the light's brightness (±20 %)
+    depth_noise : depth images with the noise of :class:`~isocloth.sensors.DepthNoise` (axial noise growing
+        with the square of the distance, incidence dropouts), seeded from the episode's seed
 
     Raises
     ------
-    ValueError for an unknown action mode (or one the task does not support) or observation, or
-    non-positive sizes or budget.
+    ValueError for an unknown action mode (or one the task does not support) or observation, an unknown
+    camera key, or non-positive sizes, budget or episode length.
     """
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
@@ -84,7 +99,8 @@ class ClothEnv(gym.Env):
     def __init__(self, task: Task, *, action_mode: str = "pick_place", observations=("positions",),
                  image_size=(64, 64), points: int = 512, grippers: int = 1, control_dt: float = 0.05,
                  randomize: bool = True, workspace: float | None = None, render_mode: str | None = None,
-                 step_budget: float | None = None):
+                 step_budget: float | None = None, episode_seconds: float | None = None, camera: dict | None = None,
+                 randomize_camera: bool = False, depth_noise: bool = False):
         if action_mode not in ACTION_MODES:
             raise ValueError(f"action_mode must be one of {ACTION_MODES}, got {action_mode!r}")
         if action_mode not in task.action_modes:
@@ -98,6 +114,16 @@ class ClothEnv(gym.Env):
         if step_budget is not None and not (isinstance(step_budget, (int, float)) and step_budget > 0):
             raise ValueError(f"step_budget must be a positive number of seconds or None, got {step_budget!r}")
         self.step_budget = None if step_budget is None else float(step_budget)
+        length = task.episode_length(action_mode) if episode_seconds is None else episode_seconds
+        if not (isinstance(length, (int, float)) and np.isfinite(length) and length > 0):
+            raise ValueError(f"episode_seconds must be a positive number of simulated seconds, got {episode_seconds!r}")
+        self.episode_seconds = float(length)
+        camera = dict(camera or {})
+        unknown = set(camera) - {"eye", "target", "fov_deg"}
+        if unknown:
+            raise ValueError(f"camera takes the keys eye, target and fov_deg, got {sorted(unknown)}")
+        self.camera_options = camera
+        self.randomize_camera, self.depth_noise = bool(randomize_camera), bool(depth_noise)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
         self.task = task
@@ -109,7 +135,8 @@ class ClothEnv(gym.Env):
         self.workspace = task.workspace if workspace is None else float(workspace)
         self.render_mode = render_mode
         n = task.node_count
-        obs = {"positions": spaces.Box(-np.inf, np.inf, (n, 3), np.float32)}
+        obs = {"positions": spaces.Box(-np.inf, np.inf, (n, 3), np.float32),
+               "keypoints": spaces.Box(-np.inf, np.inf, (len(task.keypoints()), 3), np.float32)}
         if "rgb" in self.observations:
             obs["rgb"] = spaces.Box(0, 255, (h, w, 3), np.uint8)
         if "depth" in self.observations:
@@ -142,17 +169,37 @@ class ClothEnv(gym.Env):
         cam = PinholeCamera(_COVERAGE_PIXELS, _COVERAGE_PIXELS, *(2 * [0.5 * _COVERAGE_PIXELS * _CAMERA_HEIGHT / self.workspace]),
                             0.5 * _COVERAGE_PIXELS, 0.5 * _COVERAGE_PIXELS)
         self._top = CameraSensor(self.model, cam.looking_at((0, 0, _CAMERA_HEIGHT), (0, 0, 0), up=(0, 1, 0)))
-        h, w = self.image_size
-        eye = PinholeCamera.from_fov(w, h, 60.0, 60.0 * h / w).looking_at((0.0, -0.6 * self.task.size,
-                                                                           1.2 * self.task.size), (0, 0, 0))
-        self._camera = CameraSensor(self.model, eye)
+        self._camera = self._image_camera(self.np_random)
         self.task.start(self)
         if self.action_mode == "velocity":
             starts = self.task.gripper_starts(self)
             for k in range(self.grippers):
                 self._gripper_pos[k] = starts[k % len(starts)]
         self.start_positions = self.state.x.copy()
+        self._t0 = float(self.state.t)
+        self._keypoints = np.array(list(self.task.keypoints().values()), dtype=np.int64)
         return self._observe(), self._info()
+
+    def _image_camera(self, rng: np.random.Generator) -> CameraSensor:
+        """The image camera of an episode (``camera``, ``randomize_camera``, ``depth_noise``)."""
+        from isocloth.sensors import DepthNoise
+
+        size = self.task.size
+        opts = self.camera_options
+        eye = np.asarray(opts.get("eye", (0.0, -0.6 * size, 1.2 * size)), dtype=np.float64)
+        target = np.asarray(opts.get("target", (0.0, 0.0, 0.0)), dtype=np.float64)
+        fov = float(opts.get("fov_deg", 60.0))
+        rgb, light = None, 1.0
+        if self.randomize_camera:
+            eye = eye + rng.uniform(-0.05, 0.05, 3) * size
+            target = target + rng.uniform(-0.02, 0.02, 3) * size
+            fov = fov + float(rng.uniform(-5.0, 5.0))
+            rgb, light = rng.uniform(0.2, 0.9, 3), float(rng.uniform(0.8, 1.2))
+        h, w = self.image_size
+        cam = PinholeCamera.from_fov(w, h, fov, fov * h / w).looking_at(eye, target)
+        noise = DepthNoise() if self.depth_noise else None
+        return CameraSensor(self.model, cam, noise=noise, seed=int(rng.integers(2 ** 31)) if noise else None,
+                            cloth_rgb=rgb, light=light)
 
     def step(self, action):
         if self.state is None:
@@ -175,12 +222,15 @@ class ClothEnv(gym.Env):
             failure, reason = str(exc), "diverged"
         except StepBudgetExceeded as exc:
             failure, reason = f"{exc} at t = {self.state.t:.3f} s", "budget_exceeded"
-        reward = float(self.task.reward(self))
-        info = self._info()
+        terms = self.task.reward_terms(self)
+        reward = float(self.task.combine(terms))
+        info = self._info(terms)
         if failure is not None:
             info[reason] = failure
             info["truncation_reason"] = failure
-        return self._observe(), reward, False, failure is not None, info
+        elif info["time"] >= self.episode_seconds - 1e-9:
+            info["truncation_reason"] = "time limit"
+        return self._observe(), reward, False, "truncation_reason" in info, info
 
     def _act(self, a: np.ndarray) -> None:
         """Simulate the clipped action ``a`` (module docstring)."""
@@ -292,7 +342,7 @@ class ClothEnv(gym.Env):
                     self._slipped[k] = True
 
     def _observe(self) -> dict:
-        out = {"positions": self.state.x.astype(np.float32)}
+        out = {"positions": self.state.x.astype(np.float32), "keypoints": self.state.x[self._keypoints].astype(np.float32)}
         need = {"rgb", "depth", "point_cloud"} & set(self.observations)
         if need:
             frame = self._camera.capture(self.state.x, self.state.t)
@@ -312,8 +362,10 @@ class ClothEnv(gym.Env):
             out["grippers"] = np.column_stack([self._gripper_pos, closed]).astype(np.float32)
         return {k: out[k] for k in self.observation_space.spaces}
 
-    def _info(self) -> dict:
-        return {"is_success": bool(self.task.success(self)), "time": float(self.state.t)}
+    def _info(self, terms: dict | None = None) -> dict:
+        terms = self.task.reward_terms(self) if terms is None else terms
+        return {"is_success": bool(self.task.success(self, terms)), "time": float(self.state.t) - self._t0,
+                "reward_terms": {k: float(v) for k, v in terms.items()}}
 
 
 def _sheet_task(cls, size, nodes, sheet, **fields):

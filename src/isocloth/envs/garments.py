@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["TSHIRT_NODES", "tshirt_scene", "lying_positions", "settle_on_table", "shoulder_nodes", "LYING_FILE"]
+__all__ = ["TSHIRT_NODES", "tshirt_scene", "lying_positions", "settle_on_table", "shoulder_nodes", "LYING_FILE",
+           "tshirt_landmarks"]
 
 TSHIRT = "builtin:bgl/tshirt/tshirt.obj"
 TSHIRT_NODES = 330
@@ -46,6 +47,16 @@ def shoulder_nodes(upright: np.ndarray, scale: float = 1.0) -> np.ndarray:
     standing as placed by :func:`tshirt_scene` with ``scale``."""
     points = scale * (_SHOULDERS + [0.0, 0.0, _UPRIGHT_LIFT])
     return np.array([int(np.argmin(np.linalg.norm(upright - p, axis=1))) for p in points], dtype=np.int64)
+
+
+def tshirt_landmarks() -> dict[str, int]:
+    """{name: node index} of the T-shirt's landmarks (collar front and back, sleeve ends, hem ends, waist sides),
+    read from the mesh's annotation file ``data/meshes/bgl/tshirt/landmarks.json`` (which says how each was
+    chosen)."""
+    import json
+
+    path = resources.files("isocloth") / "data" / "meshes" / "bgl" / "tshirt" / "landmarks.json"
+    return {str(k): int(v) for k, v in json.loads(path.read_text(encoding="utf-8"))["landmarks"].items()}
 
 
 def _turn_z(x: np.ndarray, deg: float) -> np.ndarray:

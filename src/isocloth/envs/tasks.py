@@ -132,6 +132,20 @@ class Task:
     name: str = "task"
     action_modes: tuple = ("pick_place", "velocity")
     """The action modes of :mod:`isocloth.envs.cloth_env` the task can be driven with."""
+    episode_seconds: tuple = (("pick_place", 8.0), ("velocity", 6.0))
+    """Simulated seconds of an episode per action mode ((mode, seconds) pairs; :meth:`episode_length`)."""
+
+    def episode_length(self, action_mode: str) -> float:
+        """Simulated time [s] an episode in ``action_mode`` lasts (then it is truncated).
+
+        Raises
+        ------
+        ValueError for a mode the task does not support.
+        """
+        table = dict(self.episode_seconds)
+        if action_mode not in table or action_mode not in self.action_modes:
+            raise ValueError(f"{self.name} supports the action modes {self.action_modes}, not {action_mode!r}")
+        return float(table[action_mode])
 
     @property
     def node_count(self) -> int:
@@ -180,17 +194,39 @@ class Task:
 
     def gripper_starts(self, env) -> np.ndarray:
         """(4, 3) float64 [m]: where velocity-mode grippers start (gripper k at row k mod 4): 2 ×
-        thickness above the sheet's corners, those of the half x < 0 (the fold's moving half) first."""
-        x0 = env.model.initial_positions
-        lo, hi = x0[:, :2].min(axis=0), x0[:, :2].max(axis=0)
-        corners = np.array([[lo[0], lo[1]], [lo[0], hi[1]], [hi[0], lo[1]], [hi[0], hi[1]]])
-        return np.column_stack([corners, np.full(4, 2.0 * self.thickness)])
+        thickness above the sheet's corner nodes where they are at the start of the episode (over a
+        crumpled sheet's corners too), those of the half x < 0 (the fold's moving half) first."""
+        return env.state.x[self.corner_nodes()] + np.array([0.0, 0.0, 2.0 * self.thickness])
 
-    def reward(self, env) -> float:  # pragma: no cover - abstract
+    def corner_nodes(self) -> np.ndarray:
+        """(4,) int64: the sheet's corner nodes, at (x min, y min), (x min, y max), (x max, y min) and
+        (x max, y max) of the rest grid."""
+        k = self.nodes
+        return np.array([0, (k - 1) * k, k - 1, k * k - 1], dtype=np.int64)
+
+    def keypoints(self) -> dict:
+        """{name: node} of the ``"keypoints"`` observation, in its order: the sheet's four corners."""
+        return dict(zip(("corner_xmin_ymin", "corner_xmin_ymax", "corner_xmax_ymin", "corner_xmax_ymax"),
+                        (int(i) for i in self.corner_nodes())))
+
+    def reward_terms(self, env) -> dict:  # pragma: no cover - abstract
+        """{name: float}: the terms of the reward (``info["reward_terms"]``)."""
         raise NotImplementedError
 
-    def success(self, env) -> bool:
-        return self.reward(env) >= self.success_threshold
+    def combine(self, terms: dict) -> float:  # pragma: no cover - abstract
+        """The reward from its terms."""
+        raise NotImplementedError
+
+    def reward(self, env) -> float:
+        """The reward of the environment's state (:meth:`combine` of :meth:`reward_terms`)."""
+        return float(self.combine(self.reward_terms(env)))
+
+    def success(self, env, terms: dict | None = None) -> bool:
+        """Whether the state meets the task (``terms``: its :meth:`reward_terms` when already computed)."""
+        return self._reward(env, terms) >= self.success_threshold
+
+    def _reward(self, env, terms: dict | None) -> float:
+        return self.reward(env) if terms is None else float(self.combine(terms))
 
 
 @dataclass(frozen=True)
@@ -201,13 +237,17 @@ class ClothFlatten(Task):
     success_threshold: float = 0.95
     name: str = "ClothFlatten"
     crumple: bool = True
+    episode_seconds: tuple = (("pick_place", 15.0), ("velocity", 10.0))
 
     def start(self, env) -> None:
         if self.crumple:
             env._crumple()
 
-    def reward(self, env) -> float:
-        return env.coverage()
+    def reward_terms(self, env) -> dict:
+        return {"coverage": env.coverage()}
+
+    def combine(self, terms: dict) -> float:
+        return terms["coverage"]
 
 
 @dataclass(frozen=True)
@@ -224,10 +264,13 @@ class ClothFold(Task):
         x0 = env.model.initial_positions
         env.fold_pairs = mirror_pairs(x0, float(np.ptp(x0[:, 0])) / (self.nodes - 1))
 
-    def reward(self, env) -> float:
+    def reward_terms(self, env) -> dict:
         x, pairs, x0 = env.state.x, env.fold_pairs, env.start_positions
         moved = float(np.linalg.norm(x[pairs[:, 1]] - x0[pairs[:, 1]], axis=1).mean())
-        return -(fold_distance(x, pairs) + 1.2 * moved)
+        return {"fold_distance": fold_distance(x, pairs), "moved": moved}
+
+    def combine(self, terms: dict) -> float:
+        return -(terms["fold_distance"] + 1.2 * terms["moved"])
 
 
 def lifted_fraction(x: np.ndarray, masses: np.ndarray, clearance: float) -> float:
@@ -249,7 +292,8 @@ class ClothHang(Task):
     at x = ``bar_x`` × size and z = ``bar_height`` × size, beside the sheet lying on the table.
 
     reward = (share of the mass more than ``clearance`` [m] above the table) × :func:`hang_balance`
-    while the cloth touches the bar (a node within ``bar_radius`` + 1 cm of its axis), else 0;
+    while the cloth touches the bar (a node within ``bar_radius`` + 1 cm of its axis), else
+    −:attr:`APPROACH` × (the cloth's gap to the bar) / size, which leads the cloth to the bar;
     success at reward ≥ 0.6 with nothing holding the cloth (it hangs by itself)."""
 
     success_threshold: float = 0.6
@@ -258,6 +302,9 @@ class ClothHang(Task):
     bar_height: float = 1.0
     bar_radius: float = 0.04
     clearance: float = 0.02
+    episode_seconds: tuple = (("pick_place", 12.0), ("velocity", 8.0))
+    APPROACH = 0.1
+    """Weight of the approach term of the reward while the cloth does not touch the bar."""
 
     @property
     def workspace(self) -> float:
@@ -284,14 +331,20 @@ class ClothHang(Task):
         bz = self.bar[1]
         return 1.5 * self.size, bz + self.bar_radius + 0.1
 
-    def reward(self, env) -> float:
+    def reward_terms(self, env) -> dict:
         x, m = env.state.x, env.model.masses
         bx, bz = self.bar
-        touching = float(np.hypot(x[:, 0] - bx, x[:, 2] - bz).min()) <= self.bar_radius + 0.01
-        return lifted_fraction(x, m, self.clearance) * hang_balance(x, m, bx) if touching else 0.0
+        gap = max(float(np.hypot(x[:, 0] - bx, x[:, 2] - bz).min()) - self.bar_radius, 0.0)
+        return {"lifted": lifted_fraction(x, m, self.clearance), "balance": hang_balance(x, m, bx),
+                "bar_gap": gap, "touching": float(gap <= 0.01)}
 
-    def success(self, env) -> bool:
-        return env.hand.nodes.size == 0 and self.reward(env) >= self.success_threshold
+    def combine(self, terms: dict) -> float:
+        if terms["touching"]:
+            return terms["lifted"] * terms["balance"]
+        return -self.APPROACH * terms["bar_gap"] / self.size
+
+    def success(self, env, terms: dict | None = None) -> bool:
+        return env.hand.nodes.size == 0 and self._reward(env, terms) >= self.success_threshold
 
 
 @dataclass(frozen=True)
@@ -301,8 +354,11 @@ class GarmentLift(Task):
     state computed once by dropping it face down, :mod:`isocloth.envs.garments`), turned about the
     vertical by a random angle in ``turn`` [deg] and scaled by a random factor in ``scale``.
 
-    reward = share of the garment's mass more than ``clearance`` [m] above the table; success at
-    reward ≥ 0.99. Velocity control only; dt 2.5 ms (the modelled shirt's sliver triangles; docs/envs.md)."""
+    reward = share of the garment's mass raised above where it lay at the start of the episode, each node
+    counted by its rise over ``clearance`` [m] up to 1 (0 at the start, however high the pile; 1 once every node
+    is ``clearance`` above its start); success at reward ≥ 0.99. Velocity control only; dt
+    2.5 ms (the modelled shirt's sliver triangles; docs/envs.md). Keypoints: the landmarks of the mesh's
+    annotation file (:func:`~isocloth.envs.garments.tshirt_landmarks`)."""
 
     size: float = 0.9
     dt: float = 0.0025
@@ -312,6 +368,7 @@ class GarmentLift(Task):
     turn: tuple = (-180.0, 180.0)
     scale: tuple = (0.95, 1.05)
     action_modes: tuple = ("velocity",)
+    episode_seconds: tuple = (("velocity", 4.0),)
 
     @property
     def node_count(self) -> int:
@@ -348,5 +405,16 @@ class GarmentLift(Task):
 
         return env.state.x[shoulder_nodes(env.model.initial_positions, env.start_options["scale"])] + [0.0, 0.0, 0.005]
 
-    def reward(self, env) -> float:
-        return lifted_fraction(env.state.x, env.model.masses, self.clearance)
+    def keypoints(self) -> dict:
+        """{name: node}: collar front and back, sleeve ends, hem ends and waist sides (the annotation's order)."""
+        from isocloth.envs.garments import tshirt_landmarks
+
+        return tshirt_landmarks()
+
+    def reward_terms(self, env) -> dict:
+        m = env.model.masses
+        rise = np.clip((env.state.x[:, 2] - env.start_positions[:, 2]) / self.clearance, 0.0, 1.0)
+        return {"lifted": float(m @ rise / m.sum())}
+
+    def combine(self, terms: dict) -> float:
+        return terms["lifted"]

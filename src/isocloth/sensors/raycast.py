@@ -77,13 +77,18 @@ class CameraSensor:
     camera : PinholeCamera
     noise : DepthNoise or None (exact depth)
     seed : int or None, seed of the noise's random generator (captures are then reproducible)
+    cloth_rgb : (3,) float in [0, 1] or None, base colour of the cloth (None: the default terracotta)
+    light : float > 0, brightness of the light at the camera: a surface seen at incidence θ is shaded
+        light × (0.25 + 0.75 cos θ) (clipped to white)
 
     Raises
     ------
-    ValueError if ``camera`` is not a PinholeCamera or ``noise`` not a DepthNoise.
+    ValueError if ``camera`` is not a PinholeCamera, ``noise`` not a DepthNoise, ``cloth_rgb`` not three numbers
+    in [0, 1] or ``light`` not > 0.
     """
 
-    def __init__(self, model, camera: PinholeCamera, *, noise: DepthNoise | None = None, seed: int | None = None):
+    def __init__(self, model, camera: PinholeCamera, *, noise: DepthNoise | None = None, seed: int | None = None,
+                 cloth_rgb=None, light: float = 1.0):
         from isocloth.contact.obstacles import ObstaclePlane
         from isocloth.viz.obstacle_meshes import ObstacleGeometry
 
@@ -92,6 +97,15 @@ class CameraSensor:
                              f"{type(camera).__name__}")
         if noise is not None and not isinstance(noise, DepthNoise):
             raise ValueError(f"noise must be a DepthNoise or None, got {type(noise).__name__}")
+        colours = dict(_COLOURS)
+        if cloth_rgb is not None:
+            c = np.asarray(cloth_rgb, dtype=np.float64)
+            if c.shape != (3,) or not np.all((c >= 0) & (c <= 1)):
+                raise ValueError(f"cloth_rgb must be three numbers in [0, 1], got {cloth_rgb!r}")
+            colours[LABEL_CLOTH] = tuple(c)
+        if not (isinstance(light, (int, float)) and np.isfinite(light) and light > 0):
+            raise ValueError(f"light must be a brightness > 0, got {light!r}")
+        self._colours, self.light = colours, float(light)
         self.model = model
         self.camera = camera
         self.noise = noise
@@ -191,8 +205,8 @@ class CameraSensor:
             depth = self.noise.apply(depth, cos.reshape(h, w), self.rng)
         image = np.zeros((h * w, 3), dtype=np.uint8)
         if rgb:
-            colour = np.array([_COLOURS.get(int(k), _OBSTACLE_COLOUR) for k in range(int(label.max(initial=0)) + 1)])
+            colour = np.array([self._colours.get(int(k), _OBSTACLE_COLOUR) for k in range(int(label.max(initial=0)) + 1)])
             shade = np.full(h * w, 1.0, dtype=np.float32)
-            shade[seen] = 0.25 + 0.75 * cos[seen]
+            shade[seen] = self.light * (0.25 + 0.75 * cos[seen])
             image = np.clip(255.0 * shade[:, None] * colour[label], 0, 255).astype(np.uint8)
         return SensorFrame(cam, depth, label.reshape(h, w), image.reshape(h, w, 3))
