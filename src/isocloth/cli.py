@@ -236,13 +236,12 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
     folder = resume
     _compiling_notice()
     live = None
-    if view and not any(s.split("=", 1)[0].strip() == "output.checkpoint_wall" for s in set_):
-        set_ = [*set_, f"output.checkpoint_wall={LIVE_FRAMES_EVERY}"]  # frames reach the viewer every second
+    every = LIVE_FRAMES_EVERY if view else None  # frames reach the viewer every second
     try:
         if resume is not None:
             live = _LiveView(resume, view_port) if view else None
             summary = supervised(resume_run, resume, progress=progress, render=None if video else False,
-                                 overrides=set_, on_warning=_warn_line)
+                                 overrides=set_, on_warning=_warn_line, checkpoint_wall=every)
         else:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", UserWarning)
@@ -259,7 +258,7 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
                        f"{sc.duration} s -> {folder}", err=True)
             live = _LiveView(folder, view_port) if view else None
             summary = supervised(run_scene, sc, folder, progress=progress and sys.stderr.isatty(),
-                                 render=None if video else False, on_warning=_warn_line)
+                                 render=None if video else False, on_warning=_warn_line, checkpoint_wall=every)
     except Unresponsive as exc:
         summary = _stopped(folder, f"interrupted: {exc}; the folder holds the last checkpoint")
     except ChildDied as exc:
@@ -310,49 +309,53 @@ def run(scene: Optional[str] = typer.Argument(None, help=f"built-in scene name o
     for hint in summary.extra.get("hints", []):
         typer.echo(f"  hint: {hint}")
     if live is not None:
-        live.serve_until_interrupted()
+        if summary.interrupted:  # Ctrl-C stopped the run: stop the viewer too
+            live.stop()
+        else:
+            live.serve_until_interrupted()
     if summary.interrupted:
         typer.echo(f"  resume with: isocloth run --resume {summary.folder}")
         raise typer.Exit(130)
 
 
 LIVE_FRAMES_EVERY = 1.0
-"""Wall-clock seconds between the checkpoints of a run shown with ``--view`` (output.checkpoint_wall)."""
+"""Wall-clock seconds between the checkpoints of a run shown with ``--view`` (``run_scene(checkpoint_wall=)``)."""
+
 
 
 class _LiveView:
-    """The browser viewer of a run folder that a run is writing (``isocloth run --view``), started in the
-    background as soon as the folder holds its first frame."""
+    """The browser viewer of a run folder that a run is writing (``isocloth run --view``): ``isocloth view FOLDER
+    --wait`` in a process of its own (the run itself is forked by :func:`isocloth.supervisor.supervised`, which a
+    process with the viewer's server threads must not be), following the folder as frames arrive."""
 
     def __init__(self, folder: Path, port: int) -> None:
-        self.folder, self.port = Path(folder), port
-        self.viewer, self.error = None, None
-        self._thread = threading.Thread(target=self._start, daemon=True, name="isocloth-live-view")
-        self._thread.start()
+        import subprocess
 
-    def _start(self) -> None:
-        from isocloth.viz.viewer import RunViewer
+        self.proc = subprocess.Popen([sys.executable, "-m", "isocloth", "view", str(folder), "--port", str(port),
+                                      "--wait", "600"], stdin=subprocess.DEVNULL)
 
+    def stop(self) -> None:
+        """Stop the viewer."""
+        if self.proc.poll() is None:
+            self.proc.terminate()
         try:
-            self.viewer = RunViewer(self.folder, port=self.port, follow=True, wait=600.0)
-        except (OSError, ValueError) as exc:
-            self.error = exc
-            typer.echo(f"warning: the viewer could not start ({exc}); the run goes on: view it later with "
-                       f"isocloth view {self.folder}", err=True)
-            return
-        typer.echo(f"viewer at {self.viewer.url}", err=True)
+            self.proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a viewer that does not stop is killed
+            self.proc.kill()
 
     def serve_until_interrupted(self) -> None:
-        """After the run: keep serving the finished folder until Ctrl-C."""
-        self._thread.join(timeout=5.0)
-        if self.viewer is None:
+        """After the run: keep the viewer until Ctrl-C (or SIGTERM), then stop it."""
+        if self.proc.poll() is not None:
             return
-        typer.echo(f"viewer at {self.viewer.url}: Ctrl-C to stop")
-        _serve(self.viewer)
+        typer.echo("the viewer goes on showing the run: Ctrl-C to stop")
+        try:
+            _wait_for_interrupt()
+        finally:
+            self.stop()
 
 
-def _serve(viewer) -> None:
-    """Block until Ctrl-C (or SIGTERM), then stop ``viewer``."""
+def _wait_for_interrupt() -> None:
+    """Block until Ctrl-C (SIGINT) or SIGTERM."""
     import signal
 
     def _term(*_):
@@ -365,7 +368,6 @@ def _serve(viewer) -> None:
     except KeyboardInterrupt:
         pass
     finally:
-        viewer.stop()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 
@@ -375,17 +377,26 @@ def view(run_folder: Path = typer.Argument(..., help="a run folder written by 'i
          host: str = typer.Option("127.0.0.1", "--host", help="address to listen on (0.0.0.0: every interface)"),
          port: int = typer.Option(8080, "--port", min=0, max=65535, help="port to listen on (0: any free port)"),
          follow: bool = typer.Option(True, "--follow/--no-follow", help="show new frames while a run writes the "
-                                     "folder")) -> None:
+                                     "folder"),
+         wait: float = typer.Option(0.0, "--wait", min=0.0, help="seconds to wait for the folder's first frames (a "
+                                    "run that is starting)")) -> None:
     """Play a run in the browser: cloth, obstacles and grasped nodes, with a time slider and play / pause."""
     from isocloth.viz.viewer import RunViewer
 
-    _load_run(run_folder)  # a named error for a missing, damaged or empty run folder
+    if wait <= 0:
+        _load_run(run_folder)  # a named error for a missing, damaged or empty run folder
     try:
-        viewer = RunViewer(run_folder, host=host, port=port, follow=follow)
+        viewer = RunViewer(run_folder, host=host, port=port, follow=follow, wait=wait)
+    except (FileNotFoundError, ValueError) as exc:
+        _fail(f"{run_folder} holds no run to show ({exc}): give the folder of an 'isocloth run'")
     except OSError as exc:
-        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another port with --port")
+        _fail(f"cannot serve on {host}:{port}: {exc.strerror or exc}; choose another port with --port, or an "
+              "address of this machine with --host")
     typer.echo(f"viewer at {viewer.url}: open it in a browser; Ctrl-C to stop")
-    _serve(viewer)
+    try:
+        _wait_for_interrupt()
+    finally:
+        viewer.stop()
 
 
 @app.command()

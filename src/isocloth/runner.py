@@ -224,7 +224,8 @@ RUN_FILES = ("trajectory.npz", "trajectory.part-*.npz", "metadata.json", "checkp
 
 
 def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, render: bool | None = None,
-              on_warning=None, _state: State | None = None, _frames=None, _diag_rows=None) -> RunSummary:
+              on_warning=None, checkpoint_wall: float | None = None, _state: State | None = None, _frames=None,
+              _diag_rows=None) -> RunSummary:
     """Simulate a scene for its duration and write the run folder.
 
     Parameters
@@ -235,6 +236,8 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     render : write the video (default: the scene's ``output.video`` setting)
     on_warning : callable(str), optional: receives one line per saved frame whose steps warned
         (counts by kind, :class:`WarningCounts`)
+    checkpoint_wall : float [s] > 0, optional: write frames and a checkpoint at least this often in wall-clock
+        time for this call only (a viewer following the folder), instead of the scene's ``output.checkpoint_wall``
 
     Returns
     -------
@@ -253,7 +256,7 @@ def run_scene(scene: Scene, folder: str | Path, *, progress: bool = False, rende
     """
     with _sigterm_as_interrupt():
         return _run_scene(scene, folder, progress=progress, render=render, on_warning=on_warning, _state=_state,
-                          _frames=_frames, _diag_rows=_diag_rows)
+                          _frames=_frames, _diag_rows=_diag_rows, checkpoint_wall=checkpoint_wall)
 
 
 WARNING_KINDS = (("split into", "split into substeps"), ("grasps held back", "grasps held back"),
@@ -369,7 +372,7 @@ def start_report(scene: Scene) -> dict:
 
 
 def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool | None, on_warning,
-               _state: State | None, _frames, _diag_rows) -> RunSummary:
+               _state: State | None, _frames, _diag_rows, checkpoint_wall: float | None = None) -> RunSummary:
     """The body of :func:`run_scene` (SIGTERM already turned into KeyboardInterrupt)."""
     from tqdm import tqdm
 
@@ -434,6 +437,9 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
     saved = state.step_index  # step of the last frame written
     failure = None  # SimulationDiverged or StepBudgetExceeded, raised once the results are written
     budget = getattr(scene.config.simulation, "step_budget", None)
+    if checkpoint_wall is not None and not (isinstance(checkpoint_wall, (int, float)) and checkpoint_wall > 0):
+        raise ValueError(f"checkpoint_wall must be a number of seconds > 0, got {checkpoint_wall!r}")
+    wall_every = out.checkpoint_wall if checkpoint_wall is None else float(checkpoint_wall)
     try:
         checkpoint(provisional=True)  # the folder is a valid (resumable) run from the start
         last_checkpoint = time.perf_counter()
@@ -452,7 +458,7 @@ def _run_scene(scene: Scene, folder: str | Path, *, progress: bool, render: bool
                 warned.report(state.t)
             # slow steps (the only ones a kill can interrupt, isocloth.supervisor) and wall-clock checkpoints
             # also rewrite the provisional summary, whose totals cost O(steps)
-            late = time.perf_counter() - last_checkpoint > out.checkpoint_wall or step_wall > SLOW_STEP
+            late = time.perf_counter() - last_checkpoint > wall_every or step_wall > SLOW_STEP
             if state.step_index % ckpt_every == 0 or late:
                 checkpoint(provisional=late)
                 last_checkpoint = time.perf_counter()
@@ -660,11 +666,11 @@ RESUMABLE_KEYS = ("simulation.duration", "simulation.step_budget")
 
 
 def resume_run(folder: str | Path, *, progress: bool = False, render: bool | None = None,
-               overrides: list[str] | None = None, on_warning=None) -> RunSummary:
+               overrides: list[str] | None = None, on_warning=None, checkpoint_wall: float | None = None) -> RunSummary:
     """Continue an interrupted run from its checkpoint; the result is bit-identical to an
     uninterrupted run of the same scene. ``overrides`` (``key=value`` as for ``isocloth run
     --set``) may change the keys of ``RESUMABLE_KEYS`` only: ``simulation.duration=8`` extends a run
-    (also a complete one). ``progress``, ``render``, ``on_warning``: as for :func:`run_scene`.
+    (also a complete one). ``progress``, ``render``, ``on_warning``, ``checkpoint_wall``: as for :func:`run_scene`.
 
     Raises
     ------
@@ -708,5 +714,6 @@ def resume_run(folder: str | Path, *, progress: bool = False, render: bool | Non
     vel = traj.velocities if traj.velocities is not None else np.zeros_like(traj.positions)
     frames = [(traj.times[i], traj.positions[i], vel[i]) for i in np.flatnonzero(keep)]
     rows = _read_diag(folder / "diagnostics.csv")[: state.step_index]
-    return run_scene(scene, folder, progress=progress, render=render, on_warning=on_warning, _state=state,
+    return run_scene(scene, folder, progress=progress, render=render, on_warning=on_warning,
+                     checkpoint_wall=checkpoint_wall, _state=state,
                      _frames=frames, _diag_rows=rows)

@@ -431,6 +431,10 @@ def test_keypoints_project_onto_the_cloth_in_the_image(randomize_camera):
 
     env = ClothFoldEnv(**SMALL, observations=("keypoints", "rgb"), image_size=(96, 96), randomize_camera=randomize_camera)
     obs, _ = env.reset(seed=3)
+    plain = ClothFoldEnv(**SMALL)
+    plain.reset(seed=3)
+    assert np.array_equal(plain.state.x, env.state.x)  # the camera's draws do not change the episode
+    assert np.array_equal(plain._camera.camera.pose, env._camera.camera.pose) != randomize_camera
     corners = env.task.corner_nodes()
     assert np.array_equal(obs["keypoints"], env.state.x[corners].astype(np.float32))
     frame = env._camera.capture(env.state.x, env.state.t)
@@ -444,7 +448,7 @@ def test_keypoints_project_onto_the_cloth_in_the_image(randomize_camera):
 
 
 def test_camera_options_randomisation_and_depth_noise():
-    base = dict(**SMALL, observations=("rgb", "depth"), image_size=(32, 32))
+    base = dict(**SMALL, observations=("rgb", "depth"), image_size=(32, 32), randomize=False)
     plain = ClothFoldEnv(**base)
     a, _ = plain.reset(seed=0)
     moved = ClothFoldEnv(**base, camera={"eye": (0.0, -0.3, 0.3), "fov_deg": 50.0})
@@ -462,3 +466,9 @@ def test_camera_options_randomisation_and_depth_noise():
     assert np.abs(n["depth"][seen] - a["depth"][seen]).max() < 0.02  # millimetre noise at ~0.3 m
     with pytest.raises(ValueError, match="camera takes the keys"):
         ClothFoldEnv(**SMALL, camera={"position": (0, 0, 1)})
+    for bad, match in (({"eye": (0.0, 1.0)}, "three finite coordinates"), ({"fov_deg": 0}, r"\[10, 170\]"),
+                       ({"eye": (0, 0, 1), "target": (0, 0, 1)}, "must differ")):
+        with pytest.raises(ValueError, match=match):
+            ClothFoldEnv(**SMALL, camera=bad)
+    top = ClothFoldEnv(**base, camera={"eye": (0.0, 0.0, 0.5)})  # straight down: a valid view
+    assert (top.reset(seed=0)[0]["depth"] > 0).any()

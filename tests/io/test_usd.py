@@ -56,12 +56,12 @@ def test_obstacle_transforms_follow_their_motion(tmp_path):
                           motion=MotionTranslation(velocity=(0.0, 0.0, 1.0)))
     turn = ObstacleSphere(center=(0.5, 0.0, 0.0), radius=0.05, name="turning ball",
                           motion=MotionRotation(axis=(0, 0, 1), center=(0.0, 0.0, 0.0), angular_velocity=np.pi))
-    floor = ObstaclePlane(point=(0.0, 0.0, -0.05), normal=(0.0, 0.0, 1.0), name="floor")
+    floor = ObstaclePlane(point=(0.0, 0.0, -0.05), normal=(0.0, 0.0, 1.0), name="thin")  # not the curves' prim
     stick = ObstacleSegments(vertices=[[0.0, 0.0, 0.2], [0.5, 0.5, 0.2]], segments=[[0, 1]], radius=0.01)
     stage = Usd.Stage.Open(str(export_usd(traj, tmp_path / "s.usdc", [ball, turn, floor, stick])))
     fps = stage.GetTimeCodesPerSecond()
     names = {p.GetName() for p in stage.GetPrimAtPath("/World/Obstacles").GetChildren()}
-    assert {"ball", "turning_ball", "floor", "thin"} <= names
+    assert {"ball", "turning_ball", "thin_2", "thin"} <= names
     for t in traj.times:
         for prim, obs in (("ball", ball), ("turning_ball", turn)):
             pose = obs.motion.pose(float(t))
@@ -73,11 +73,12 @@ def test_obstacle_transforms_follow_their_motion(tmp_path):
         world = v @ M[:3, :3].T + M[:3, 3]
         centre = ball.motion.pose(float(t)).apply(ball.center[None])[0]
         assert np.abs(np.linalg.norm(world - centre, axis=1) - 0.2).max() < 0.01
-    assert np.allclose(_world(stage, "/World/Obstacles/floor", 0.0), np.eye(4))
+    assert np.allclose(_world(stage, "/World/Obstacles/thin_2", 0.0), np.eye(4))
     # the static floor's transform is not time-sampled
-    assert not UsdGeom.Xformable(stage.GetPrimAtPath("/World/Obstacles/floor")).TransformMightBeTimeVarying()
+    assert not UsdGeom.Xformable(stage.GetPrimAtPath("/World/Obstacles/thin_2")).TransformMightBeTimeVarying()
     curves = UsdGeom.BasisCurves(stage.GetPrimAtPath("/World/Obstacles/thin"))
     assert np.allclose(np.array(curves.GetPointsAttr().Get(0.0)), [[0.0, 0.0, 0.2], [0.5, 0.5, 0.2]])
+    assert np.allclose(np.array(curves.GetWidthsAttr().Get()), 0.02)  # the stick's diameter
 
 
 def test_bad_inputs_are_named_errors(tmp_path):
@@ -88,6 +89,12 @@ def test_bad_inputs_are_named_errors(tmp_path):
     with pytest.raises(ValueError):
         export_usd(empty, tmp_path / "cloth.usd")
     assert not (tmp_path / "cloth.usd").exists()
+
+
+def test_an_unwritable_stage_is_an_oserror(tmp_path):
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(OSError):
+        export_usd(mixed_sheet_trajectory(frames=2), tmp_path / "file" / "cloth.usd")
 
 
 def test_frame_rate():

@@ -109,31 +109,53 @@ def test_a_folder_without_a_run_is_a_named_error(tmp_path):
         RunViewer(tmp_path, port=0)
 
 
-def test_run_with_view_serves_the_run_until_ctrl_c(tmp_path):
-    """``isocloth run --view``: the viewer starts with the run, and stays after it until SIGINT (exit 0)."""
+def test_a_port_in_use_is_an_oserror(tmp_path):
+    import socket
+
+    folder, _ = _run_folder(tmp_path)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with pytest.raises(OSError):
+            RunViewer(folder, port=busy.getsockname()[1])
+
+
+
+def _viewed_run(args, expect):
+    """Start ``isocloth run ... --view`` (args), read its output until the run is done and the viewer serves, check
+    the page answers, then Ctrl-C: the command exits 0 and its viewer process with it."""
     import re
     import signal
     import subprocess
     import sys
     import urllib.request
 
-    proc = subprocess.Popen([sys.executable, "-m", "isocloth", "run", "hang-a2", "--view", "--view-port", "0",
-                             "--no-video", "--no-progress", "--set", "simulation.duration=0.3",
-                             "--out", str(tmp_path / "run")], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen([sys.executable, "-m", "isocloth", "run", *args, "--view", "--view-port", "0", "--no-video",
+                             "--no-progress"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        lines = []
+        text = ""
         for line in proc.stdout:
-            lines.append(line)
-            if "Ctrl-C to stop" in line:
+            text += line
+            if "Ctrl-C to stop" in text and "the viewer goes on" in text and re.search(r"viewer at (http://\S+):", text):
                 break
-        text = "".join(lines)
-        m = re.search(r"viewer at (http://\S+): Ctrl-C to stop", text)
-        assert m, text
-        assert "done: 0.300 s simulated" in text
-        with urllib.request.urlopen(m.group(1), timeout=10) as r:
+        assert expect in text, text
+        url = re.search(r"viewer at (http://\S+):", text).group(1)
+        with urllib.request.urlopen(url, timeout=10) as r:
             assert r.status == 200 and b"<html" in r.read().lower()
         proc.send_signal(signal.SIGINT)
-        assert proc.wait(timeout=20) == 0
+        assert proc.wait(timeout=30) == 0
+        with pytest.raises(OSError):  # the viewer stopped with it
+            urllib.request.urlopen(url, timeout=5)
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_run_with_view_serves_the_run_until_ctrl_c(tmp_path):
+    """``isocloth run --view``: a viewer follows the run, and stays after it until Ctrl-C; a resumed run too (the
+    viewer's frame rate is not a change of the scene)."""
+    out = str(tmp_path / "run")
+    _viewed_run(["hang-a2", "--set", "simulation.duration=0.3", "--out", out], "done: 0.300 s simulated")
+    _viewed_run(["--resume", out, "--set", "simulation.duration=0.4"], "done: 0.400 s simulated")
+
+

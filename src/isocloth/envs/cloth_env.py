@@ -118,11 +118,7 @@ class ClothEnv(gym.Env):
         if not (isinstance(length, (int, float)) and np.isfinite(length) and length > 0):
             raise ValueError(f"episode_seconds must be a positive number of simulated seconds, got {episode_seconds!r}")
         self.episode_seconds = float(length)
-        camera = dict(camera or {})
-        unknown = set(camera) - {"eye", "target", "fov_deg"}
-        if unknown:
-            raise ValueError(f"camera takes the keys eye, target and fov_deg, got {sorted(unknown)}")
-        self.camera_options = camera
+        self.camera_options = _camera_options(camera)
         self.randomize_camera, self.depth_noise = bool(randomize_camera), bool(depth_noise)
         if render_mode not in (None, "rgb_array"):
             raise ValueError(f"render_mode must be None or 'rgb_array', got {render_mode!r}")
@@ -169,7 +165,8 @@ class ClothEnv(gym.Env):
         cam = PinholeCamera(_COVERAGE_PIXELS, _COVERAGE_PIXELS, *(2 * [0.5 * _COVERAGE_PIXELS * _CAMERA_HEIGHT / self.workspace]),
                             0.5 * _COVERAGE_PIXELS, 0.5 * _COVERAGE_PIXELS)
         self._top = CameraSensor(self.model, cam.looking_at((0, 0, _CAMERA_HEIGHT), (0, 0, 0), up=(0, 1, 0)))
-        self._camera = self._image_camera(self.np_random)
+        # the camera's draws come from a stream of their own: camera options do not change the episode
+        self._camera = self._image_camera(self.np_random.spawn(1)[0])
         self.task.start(self)
         if self.action_mode == "velocity":
             starts = self.task.gripper_starts(self)
@@ -186,9 +183,9 @@ class ClothEnv(gym.Env):
 
         size = self.task.size
         opts = self.camera_options
-        eye = np.asarray(opts.get("eye", (0.0, -0.6 * size, 1.2 * size)), dtype=np.float64)
-        target = np.asarray(opts.get("target", (0.0, 0.0, 0.0)), dtype=np.float64)
-        fov = float(opts.get("fov_deg", 60.0))
+        eye = opts.get("eye", np.array([0.0, -0.6 * size, 1.2 * size]))
+        target = opts.get("target", np.zeros(3))
+        fov = opts.get("fov_deg", 60.0)
         rgb, light = None, 1.0
         if self.randomize_camera:
             eye = eye + rng.uniform(-0.05, 0.05, 3) * size
@@ -196,7 +193,9 @@ class ClothEnv(gym.Env):
             fov = fov + float(rng.uniform(-5.0, 5.0))
             rgb, light = rng.uniform(0.2, 0.9, 3), float(rng.uniform(0.8, 1.2))
         h, w = self.image_size
-        cam = PinholeCamera.from_fov(w, h, fov, fov * h / w).looking_at(eye, target)
+        view = eye - target  # looking straight down the z axis: the image's up is +y
+        up = (0.0, 1.0, 0.0) if np.linalg.norm(view[:2]) <= 1e-9 * np.linalg.norm(view) else (0.0, 0.0, 1.0)
+        cam = PinholeCamera.from_fov(w, h, fov, fov * h / w).looking_at(eye, target, up=up)
         noise = DepthNoise() if self.depth_noise else None
         return CameraSensor(self.model, cam, noise=noise, seed=int(rng.integers(2 ** 31)) if noise else None,
                             cloth_rgb=rgb, light=light)
@@ -248,7 +247,7 @@ class ClothEnv(gym.Env):
     def render(self):
         if self.render_mode != "rgb_array" or self.state is None:
             return None
-        return self._camera.capture(self.state.x, self.state.t).rgb
+        return self._camera.capture(self.state.x, self.state.t, noise=False).rgb
 
     # ------------------------------------------------------------------ measures
     def coverage(self) -> float:
@@ -366,6 +365,33 @@ class ClothEnv(gym.Env):
         terms = self.task.reward_terms(self) if terms is None else terms
         return {"is_success": bool(self.task.success(self, terms)), "time": float(self.state.t) - self._t0,
                 "reward_terms": {k: float(v) for k, v in terms.items()}}
+
+
+def _camera_options(camera) -> dict:
+    """The ``camera`` option checked: {"eye": (3,) float64 [m], "target": (3,) float64 [m], "fov_deg": float}
+    (missing keys absent); ValueError naming a wrong key or value."""
+    camera = dict(camera or {})
+    unknown = set(camera) - {"eye", "target", "fov_deg"}
+    if unknown:
+        raise ValueError(f"camera takes the keys eye, target and fov_deg, got {sorted(unknown)}")
+    out = {}
+    for key in ("eye", "target"):
+        if key in camera:
+            try:
+                v = np.asarray(camera[key], dtype=np.float64)
+            except (TypeError, ValueError):
+                v = np.zeros(0)
+            if v.shape != (3,) or not np.isfinite(v).all():
+                raise ValueError(f"camera {key} must be three finite coordinates [m], got {camera[key]!r}")
+            out[key] = v
+    if "fov_deg" in camera:
+        fov = camera["fov_deg"]
+        if not (isinstance(fov, (int, float)) and 10.0 <= fov <= 170.0):
+            raise ValueError(f"camera fov_deg must be a horizontal field of view in [10, 170] degrees, got {fov!r}")
+        out["fov_deg"] = float(fov)
+    if "eye" in out and "target" in out and np.allclose(out["eye"], out["target"]):
+        raise ValueError("camera eye and target must differ: the camera looks from its eye at its target")
+    return out
 
 
 def _sheet_task(cls, size, nodes, sheet, **fields):

@@ -103,7 +103,7 @@ def export_usd(traj: Trajectory, path: str | os.PathLike, obstacles=(), *, progr
     path = Path(path)
     if path.suffix.lower() not in USD_SUFFIXES:
         raise ValueError(f"a USD stage needs the suffix .usd, .usda or .usdc, got {path.name!r}: "
-                         "e.g. --out runs/mine/cloth.usd")
+                         "e.g. runs/mine/cloth.usd")
     require_frames(traj)
     Usd, UsdGeom, Gf, Vt, Sdf = _pxr()
     fps = frame_rate(traj.times)
@@ -128,7 +128,7 @@ def export_usd(traj: Trajectory, path: str | os.PathLike, obstacles=(), *, progr
 
     obstacles = list(obstacles)
     geometry = ObstacleGeometry(obstacles, view_bounds(trajectory_bounds(traj.positions), obstacles, float(traj.times[0])))
-    taken: set[str] = set()
+    taken: set[str] = {"thin"}  # the prim of the thin obstacles
     solids = []  # (obstacle, Xform prim) of the moving solid obstacles
     for obs, tris in geometry.reference_parts():
         name = _prim_name(getattr(obs, "name", "obstacle"), taken)
@@ -153,6 +153,9 @@ def export_usd(traj: Trajectory, path: str | os.PathLike, obstacles=(), *, progr
         segs, _ = geometry.segments(0.0)
         curves.CreateCurveVertexCountsAttr(Vt.IntArray([2] * len(segs)))
         curves.CreatePointsAttr()
+        radius = np.concatenate([np.full(2 * len(o.segments), float(o.radius)) for o in thin])
+        curves.CreateWidthsAttr(Vt.FloatArray((2.0 * radius).tolist()))
+        curves.SetWidthsInterpolation(UsdGeom.Tokens.vertex)
 
     total = traj.frame_count
     for i in range(total):
@@ -170,7 +173,13 @@ def export_usd(traj: Trajectory, path: str | os.PathLike, obstacles=(), *, progr
         if progress is not None:
             progress(i + 1, total)
     path.parent.mkdir(parents=True, exist_ok=True)
+    from pxr import Tf
+
     with atomic_path(path) as tmp:
-        if not stage.GetRootLayer().Export(str(tmp)):
+        try:
+            written = stage.GetRootLayer().Export(str(tmp))
+        except Tf.ErrorException as exc:  # USD reports file errors as its own RuntimeError
+            raise OSError(f"USD could not write {path}: {exc}") from exc
+        if not written:
             raise OSError(f"USD could not write {path}")
     return path

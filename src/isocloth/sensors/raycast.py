@@ -137,9 +137,10 @@ class CameraSensor:
             return np.zeros(0, dtype=np.int64)
         return (np.arange(v0, v1)[:, None] * cam.width + np.arange(u0, u1)[None, :]).ravel()
 
-    def capture(self, x: np.ndarray, t: float = 0.0, *, rgb: bool = True) -> SensorFrame:
+    def capture(self, x: np.ndarray, t: float = 0.0, *, rgb: bool = True, noise: bool = True) -> SensorFrame:
         """Depth, mask and RGB of the cloth at positions x (n, 3) [m] and the obstacles at time t [s]
-        (``rgb=False``: the colour image is left black, which saves its shading).
+        (``rgb=False``: the colour image is left black, which saves its shading; ``noise=False``: exact depth
+        without drawing from the noise's random stream, e.g. for a picture that is not an observation).
 
         Raises
         ------
@@ -194,14 +195,15 @@ class CameraSensor:
         depth[~(label > 0)] = 0.0
         depth[(depth < cam.near) | (depth > cam.far)] = 0.0
         cos = None
-        if rgb or self.noise is not None:  # |cos| of the angle between ray and surface normal
+        use_noise = noise and self.noise is not None
+        if rgb or use_noise:  # |cos| of the angle between ray and surface normal
             normal = normal[seen]
             c = np.abs(np.einsum("ij,ij->i", normal, self._unit[seen]))
             c /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normal, normal)), 1e-30)
             cos = np.zeros(h * w, dtype=np.float32)
             cos[seen] = c
         depth = depth.reshape(h, w)
-        if self.noise is not None:
+        if use_noise:
             depth = self.noise.apply(depth, cos.reshape(h, w), self.rng)
         image = np.zeros((h * w, 3), dtype=np.uint8)
         if rgb:

@@ -33,6 +33,17 @@ def cloth_triangles(triangles: np.ndarray, quads: np.ndarray) -> np.ndarray:
     return np.concatenate(parts).astype(np.uint32)
 
 
+def _check_address(host: str, port: int) -> None:
+    """OSError unless ``host``:``port`` can be bound now (port 0: any free port; viser itself would move to
+    another port, or wait forever for an address that is not this machine's)."""
+    import socket
+
+    if port == 0:
+        return
+    with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((host, port))
+
+
 def _wxyz(rotation: np.ndarray) -> np.ndarray:
     """Unit quaternion (w, x, y, z) of a rotation matrix (3, 3)."""
     from viser import transforms
@@ -59,10 +70,10 @@ class RunViewer:
     Raises
     ------
     FileNotFoundError, ValueError
-        If the folder holds no readable trajectory (within ``wait`` seconds), as
-        :func:`~isocloth.io.trajectory.load_trajectory`.
+        If the folder holds no readable trajectory within ``wait`` seconds, as
+        :func:`~isocloth.io.trajectory.load_trajectory`; ValueError also for ``poll`` ≤ 0.
     OSError
-        If the address cannot be served (port in use).
+        If ``host``:``port`` cannot be served (in use, or not an address of this machine).
     """
 
     def __init__(self, folder, *, host: str = "127.0.0.1", port: int = 8080, follow: bool = False,
@@ -72,8 +83,9 @@ class RunViewer:
         if not poll > 0:
             raise ValueError(f"poll must be > 0 seconds, got {poll}")
         self.folder = Path(folder)
+        self._stamp = self._folder_stamp()  # before reading: a flush in between is read by the next poll
         self._traj = self._load(wait)
-        self._stamp = self._folder_stamp()
+        _check_address(host, int(port))
         self._lock = threading.RLock()
         self._stop = threading.Event()
         with contextlib.redirect_stdout(io.StringIO()):  # viser's banner: the caller prints the address
@@ -204,6 +216,7 @@ class RunViewer:
     def _play_loop(self) -> None:
         clock = time.monotonic()
         sim = None  # simulated time shown, advanced by the speed × wall time while playing
+        played = -1  # the frame play showed last: another one means the slider moved
         while not self._stop.wait(0.04):
             now = time.monotonic()
             wall, clock = now - clock, now
@@ -212,7 +225,7 @@ class RunViewer:
                 continue
             with self._lock:
                 times = self._traj.times
-                if sim is None:
+                if sim is None or self.frame != played:
                     sim = float(times[self.frame])
                 sim += float(self.speed.value) * wall
                 if sim > times[-1]:  # loop
@@ -220,6 +233,7 @@ class RunViewer:
                 i = int(np.searchsorted(times, sim, side="right") - 1)
                 if i != self.frame:
                     self.show(i)
+                played = self.frame
 
     def _follow_loop(self, poll: float) -> None:
         while not self._stop.wait(poll):
@@ -231,6 +245,10 @@ class RunViewer:
             except (FileNotFoundError, ValueError):  # being rewritten: the next poll reads it
                 continue
             self._stamp = stamp
+            old = self._traj
+            if not (np.array_equal(traj.triangles, old.triangles) and np.array_equal(traj.quads, old.quads)
+                    and traj.node_count == old.node_count):
+                continue  # another run's mesh in the folder: the viewer keeps showing the one it was built for
             with self._lock:
                 at_end = self.frame >= self._traj.frame_count - 1
                 self._traj = traj
