@@ -354,9 +354,8 @@ class GarmentLift(Task):
     state computed once by dropping it face down, :mod:`isocloth.envs.garments`), turned about the
     vertical by a random angle in ``turn`` [deg] and scaled by a random factor in ``scale``.
 
-    reward = share of the garment's mass raised above where it lay at the start of the episode, each node
-    counted by its rise over ``clearance`` [m] up to 1 (0 at the start, however high the pile; 1 once every node
-    is ``clearance`` above its start); success at reward ≥ 0.99. Velocity control only; dt
+    reward = the share of the garment's mass more than ``clearance`` [m] above the table, less that share at the
+    start of the episode (0 at the start, however high the pile); success when the share is ≥ 0.99. Velocity control only; dt
     2.5 ms (the modelled shirt's sliver triangles; docs/envs.md). Keypoints: the landmarks of the mesh's
     annotation file (:func:`~isocloth.envs.garments.tshirt_landmarks`)."""
 
@@ -413,8 +412,12 @@ class GarmentLift(Task):
 
     def reward_terms(self, env) -> dict:
         m = env.model.masses
-        rise = np.clip((env.state.x[:, 2] - env.start_positions[:, 2]) / self.clearance, 0.0, 1.0)
-        return {"lifted": float(m @ rise / m.sum())}
+        return {"off_table": lifted_fraction(env.state.x, m, self.clearance),
+                "off_table_at_start": lifted_fraction(env.start_positions, m, self.clearance)}
 
     def combine(self, terms: dict) -> float:
-        return terms["lifted"]
+        return terms["off_table"] - terms["off_table_at_start"]
+
+    def success(self, env, terms: dict | None = None) -> bool:
+        terms = self.reward_terms(env) if terms is None else terms
+        return terms["off_table"] >= self.success_threshold
