@@ -10,13 +10,12 @@ SMALL = {"size": 0.2, "nodes": 5}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id, mode", [("ClothFlatten-v0", "velocity"), ("ClothFold-v0", "pick_place"),
-                                          ("ClothFold-v0", "velocity"), ("ClothHang-v0", "pick_place"),
+@pytest.mark.parametrize("env_id, mode", [("ClothFlatten-v0", "velocity"), ("ClothFold-v0", "velocity"),
                                           ("ClothHang-v0", "velocity"), ("GarmentLift-v0", "velocity")])
 def test_a_random_policy_sees_a_reward_that_varies(env_id, mode):
     """Over 20 episodes from the same start (``randomize=False``), the reward after a random first action is not
-    constant (signal for learning). About a minute each for pick and place (an action lasts 1-4 s of simulation)
-    and the garment."""
+    constant (signal for learning), in every environment's velocity mode (a pick-and-place action lasts 1-4 s of
+    simulation: 20 of them take minutes); about a minute for the garment."""
     # a step can stall the contact projection for minutes (a GarmentLift step, a pick-and-place carry through
     # the sheet): the step budget ends such an episode at the state reached, whose reward counts as well
     kw = {} if env_id == "GarmentLift-v0" else dict(SMALL)
